@@ -1,0 +1,459 @@
+"""BaseSparseTabNet: parameters, the fit/predict plumbing and explain(), shared by both estimators."""
+
+import numbers
+from abc import abstractmethod
+
+import numpy as np
+import pandas as pd
+import scipy.sparse
+import torch
+from sklearn.base import BaseEstimator, _fit_context
+from sklearn.metrics import check_scoring
+from sklearn.model_selection import train_test_split
+from sklearn.utils import Bunch, check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+
+from ._tabular import TabularEncoder, to_frame
+from ._training import TrainingConfig, train_network
+from .network import ENTMAX_MODES, TabNet
+
+__all__ = ["BaseSparseTabNet"]
+
+# Rows per forward pass at predict / explain time: bounds memory on large inputs.
+_INFERENCE_BATCH_ROWS = 16384
+# Rows used to compute feature_importances_ at the end of fit.
+_IMPORTANCE_MAX_ROWS = 10000
+# early_stopping="auto" switches on above this many training rows.
+_AUTO_EARLY_STOPPING_MIN_ROWS = 10000
+
+
+class BaseSparseTabNet(BaseEstimator):
+    """Shared implementation of :class:`SparseTabNetClassifier` and :class:`SparseTabNetRegressor`.
+
+    Subclasses define the output head size, the loss and the target encoding; see their
+    docstrings for the parameters.
+    """
+
+    _parameter_constraints: dict = {
+        "n_d": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_a": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_steps": [Interval(numbers.Integral, 1, None, closed="left")],
+        "gamma": [Interval(numbers.Real, 1, None, closed="left")],
+        "n_independent": [Interval(numbers.Integral, 0, None, closed="left")],
+        "n_shared": [Interval(numbers.Integral, 0, None, closed="left")],
+        "lambda_sparse": [Interval(numbers.Real, 0, None, closed="left")],
+        "virtual_batch_size": [Interval(numbers.Integral, 1, None, closed="left")],
+        "momentum": [Interval(numbers.Real, 0, 1, closed="both")],
+        "batch_size": [Interval(numbers.Integral, 1, None, closed="left")],
+        "max_epochs": [Interval(numbers.Integral, 1, None, closed="left")],
+        "learning_rate": [Interval(numbers.Real, 0, None, closed="neither")],
+        "learning_rate_decay": [Interval(numbers.Real, 0, 1, closed="right")],
+        "max_grad_norm": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "entmax_mode": [StrOptions(set(ENTMAX_MODES))],
+        "entmax_alpha": [Interval(numbers.Real, 1, 2, closed="both")],
+        "categorical_features": [StrOptions({"auto"}), "array-like", None],
+        "cat_emb_dim": [Interval(numbers.Integral, 1, None, closed="left")],
+        "early_stopping": [StrOptions({"auto"}), "boolean"],
+        "validation_fraction": [Interval(numbers.Real, 0, 1, closed="neither")],
+        "n_iter_no_change": [Interval(numbers.Integral, 1, None, closed="left")],
+        "tol": [Interval(numbers.Real, 0, None, closed="left")],
+        "scoring": [StrOptions({"loss"}), str, callable],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+        "device": [str, torch.device],
+    }
+
+    @abstractmethod
+    def __init__(
+        self,
+        *,
+        n_d=8,
+        n_a=8,
+        n_steps=3,
+        gamma=1.3,
+        n_independent=2,
+        n_shared=2,
+        lambda_sparse=1e-3,
+        virtual_batch_size=128,
+        momentum=0.02,
+        batch_size=1024,
+        max_epochs=100,
+        learning_rate=0.02,
+        learning_rate_decay=1.0,
+        max_grad_norm=1.0,
+        entmax_mode="sparsemax",
+        entmax_alpha=1.5,
+        categorical_features="auto",
+        cat_emb_dim=1,
+        early_stopping="auto",
+        validation_fraction=0.1,
+        n_iter_no_change=10,
+        tol=1e-4,
+        scoring="loss",
+        random_state=None,
+        verbose=0,
+        device="cpu",
+    ):
+        self.n_d = n_d
+        self.n_a = n_a
+        self.n_steps = n_steps
+        self.gamma = gamma
+        self.n_independent = n_independent
+        self.n_shared = n_shared
+        self.lambda_sparse = lambda_sparse
+        self.virtual_batch_size = virtual_batch_size
+        self.momentum = momentum
+        self.batch_size = batch_size
+        self.max_epochs = max_epochs
+        self.learning_rate = learning_rate
+        self.learning_rate_decay = learning_rate_decay
+        self.max_grad_norm = max_grad_norm
+        self.entmax_mode = entmax_mode
+        self.entmax_alpha = entmax_alpha
+        self.categorical_features = categorical_features
+        self.cat_emb_dim = cat_emb_dim
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.n_iter_no_change = n_iter_no_change
+        self.tol = tol
+        self.scoring = scoring
+        self.random_state = random_state
+        self.verbose = verbose
+        self.device = device
+
+    # ----- hooks for the subclasses -------------------------------------------------------
+    @abstractmethod
+    def _encode_targets(self, y, fitting):
+        """Validate ``y`` and return (targets as a numpy array for the loss, rows to stratify on or None)."""
+
+    @abstractmethod
+    def _output_dim(self):
+        """Number of outputs of the network head."""
+
+    @abstractmethod
+    def _loss(self, output, target):
+        """Per-sample loss, shape (batch,)."""
+
+    @abstractmethod
+    def _target_tensor(self, targets):
+        """The target array as the tensor ``_loss`` expects."""
+
+    def _fit_sample_weight(self, y, sample_weight, frame):
+        return _check_sample_weight(sample_weight, frame, dtype=np.float64, ensure_non_negative=True)
+
+    # ----- input validation ---------------------------------------------------------------
+    def _validate_X(self, X, reset):
+        """Check ``X``, record or compare its columns, and return it as a DataFrame (never a copy of one)."""
+        if scipy.sparse.issparse(X) or hasattr(X, "sparse") and isinstance(X, pd.DataFrame) and any(
+            isinstance(dtype, pd.SparseDtype) for dtype in X.dtypes
+        ):
+            raise TypeError(
+                f"{type(self).__name__} does not accept sparse input (got {type(X).__name__}); "
+                "convert it with X.toarray() or a dense DataFrame."
+            )
+        if isinstance(X, pd.DataFrame):
+            validate_data(self, X, reset=reset, skip_check_array=True)
+            if X.shape[0] == 0:
+                raise ValueError(f"X is empty: found array with 0 sample(s) (shape={X.shape}) while a minimum of 1 is required.")
+            if X.shape[1] == 0:
+                raise ValueError(f"X has 0 feature(s) (shape={X.shape}) while a minimum of 1 is required.")
+            return X
+        X = validate_data(self, X, reset=reset, dtype=None, ensure_all_finite=False)
+        return to_frame(X)
+
+    def _encode_X(self, X):
+        """Validate ``X`` against the fitted columns and return the float32 tensor for the network."""
+        frame = self._validate_X(X, reset=False)
+        return torch.from_numpy(self._encoder.transform(frame)).to(self.device)
+
+    def _resolve_early_stopping(self, n_samples, has_validation_data):
+        if self.early_stopping == "auto":
+            return n_samples > _AUTO_EARLY_STOPPING_MIN_ROWS or has_validation_data
+        return bool(self.early_stopping)
+
+    # ----- fit ----------------------------------------------------------------------------
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None, *, X_val=None, y_val=None, sample_weight_val=None):
+        """Fit the model to ``X`` and ``y``.
+
+        Parameters
+        ----------
+        X : pandas.DataFrame or array-like of shape (n_samples, n_features)
+            Training data. DataFrame columns of ``category``, ``object``, string or ``bool``
+            dtype are categorical under ``categorical_features="auto"``.
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+            Targets.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights of the training rows in the loss (not a resampling). Rows of
+            weight 0 are dropped before anything is learned from the data.
+        X_val : pandas.DataFrame or array-like of shape (n_val_samples, n_features), default=None
+            Validation data for early stopping and ``validation_scores_``; replaces the
+            internal split of ``validation_fraction``.
+        y_val : array-like of shape (n_val_samples,) or (n_val_samples, n_outputs), default=None
+            Validation targets; required with ``X_val``.
+        sample_weight_val : array-like of shape (n_val_samples,), default=None
+            Weights of the validation rows in the validation score.
+
+        Returns
+        -------
+        self : object
+            The fitted estimator.
+
+        Raises
+        ------
+        ValueError
+            For invalid parameters (naming the parameter and the accepted values), inputs of
+            inconsistent lengths, only one of ``X_val`` / ``y_val``, non-finite numeric input,
+            or all-zero sample weights.
+        TypeError
+            For sparse input or unsupported column dtypes (datetime, complex).
+        """
+        frame = self._validate_X(X, reset=True)
+        targets, stratify = self._encode_targets(y, fitting=True)
+        if len(targets) != frame.shape[0]:
+            raise ValueError(
+                f"X and y have inconsistent numbers of samples: X has {frame.shape[0]}, y has {len(targets)}."
+            )
+        weights = self._fit_sample_weight(y, sample_weight, frame)
+        if (X_val is None) != (y_val is None):
+            raise ValueError("X_val and y_val must be given together; got only one of them.")
+        keep = np.flatnonzero(weights > 0)
+        if keep.size == 0:
+            raise ValueError("sample_weight is zero for every row; at least one positive weight is required.")
+        if keep.size < frame.shape[0]:
+            frame, targets, weights = frame.iloc[keep], targets[keep], weights[keep]
+            stratify = None if stratify is None else stratify[keep]
+
+        random_state = check_random_state(self.random_state)
+        seed = int(random_state.randint(np.iinfo(np.int32).max))
+        has_validation = X_val is not None
+        early_stopping = self._resolve_early_stopping(frame.shape[0], has_validation)
+        if early_stopping and not has_validation:
+            frame, frame_val, targets, targets_val, weights, weights_val = self._split_validation(
+                frame, targets, weights, stratify, seed
+            )
+            y_val_raw = self._raw_targets(targets_val)
+        elif has_validation:
+            frame_val = X_val
+            targets_val, _ = self._encode_targets(y_val, fitting=False)
+            weights_val = _check_sample_weight(sample_weight_val, targets_val, dtype=np.float64, ensure_non_negative=True)
+            y_val_raw = y_val
+        else:
+            frame_val = None
+
+        self._encoder = TabularEncoder(self.categorical_features)
+        X_train = torch.from_numpy(self._encoder.fit_transform(frame)).to(self.device)
+        self._fit_target_transform(targets)
+        y_train = self._target_tensor(targets)
+        w_train = torch.as_tensor(weights, dtype=torch.float32, device=self.device)
+
+        embedding_dims = [self.cat_emb_dim] * frame.shape[1]
+        with torch.random.fork_rng(devices=[]):  # seed the weights without touching the global RNG
+            torch.manual_seed(seed)
+            self.network_ = TabNet(
+                self._encoder.cardinalities,
+                embedding_dims,
+                self._output_dim(),
+                n_d=self.n_d,
+                n_a=self.n_a,
+                n_steps=self.n_steps,
+                gamma=self.gamma,
+                n_independent=self.n_independent,
+                n_shared=self.n_shared,
+                virtual_batch_size=self.virtual_batch_size,
+                momentum=self.momentum,
+                entmax_mode=self.entmax_mode,
+                entmax_alpha=self.entmax_alpha,
+            ).to(self.device)
+
+        score_function = None
+        if frame_val is not None:
+            score_function = self._make_score_function(frame_val, targets_val, y_val_raw, weights_val)
+        config = TrainingConfig(
+            batch_size=self.batch_size,
+            max_epochs=self.max_epochs,
+            learning_rate=self.learning_rate,
+            learning_rate_decay=self.learning_rate_decay,
+            max_grad_norm=self.max_grad_norm,
+            lambda_sparse=self.lambda_sparse,
+            n_iter_no_change=self.n_iter_no_change,
+            tol=self.tol,
+            early_stopping=early_stopping,
+            verbose=self.verbose,
+        )
+        generator = torch.Generator().manual_seed(seed)
+        history = train_network(self.network_, self._loss, X_train, y_train, w_train, config, generator, score_function)
+
+        self.n_iter_ = len(history.loss_curve)
+        self.loss_curve_ = history.loss_curve
+        self.validation_scores_ = history.validation_scores
+        self.best_validation_score_ = (
+            max(history.validation_scores) if early_stopping and history.validation_scores else None
+        )
+        self.best_epoch_ = history.best_epoch if early_stopping else None
+        self.entmax_alphas_ = np.asarray(self.network_.alphas)
+        self.entmax_alpha_history_ = np.asarray(history.alpha_history).reshape(-1, self.n_steps)
+        self.feature_importances_ = self._training_importances(X_train, random_state)
+        return self
+
+    def _split_validation(self, frame, targets, weights, stratify, seed):
+        n_samples = frame.shape[0]
+        if stratify is not None:
+            _, counts = np.unique(stratify, return_counts=True)
+            n_validation = int(np.ceil(self.validation_fraction * n_samples))
+            if counts.min() < 2 or n_validation < len(counts) or n_samples - n_validation < len(counts):
+                stratify = None
+        try:
+            train_index, val_index = train_test_split(
+                np.arange(n_samples), test_size=self.validation_fraction, random_state=seed, stratify=stratify
+            )
+        except ValueError as error:
+            raise ValueError(
+                f"Cannot hold out validation_fraction={self.validation_fraction} of {n_samples} rows for early "
+                "stopping; use more data, another validation_fraction, or early_stopping=False."
+            ) from error
+        return (
+            frame.iloc[train_index],
+            frame.iloc[val_index],
+            targets[train_index],
+            targets[val_index],
+            weights[train_index],
+            weights[val_index],
+        )
+
+    def _raw_targets(self, targets):
+        """Targets in the user's form, for scorers (subclasses override when they encode)."""
+        return targets
+
+    def _fit_target_transform(self, targets):
+        """Learn target scaling (regression); nothing by default."""
+
+    def _make_score_function(self, frame_val, targets_val, y_val_raw, weights_val):
+        if self.scoring == "loss":
+            X_val = self._encode_X(frame_val)
+            y_val = self._target_tensor(targets_val)
+            w_val = torch.as_tensor(weights_val, dtype=torch.float32, device=self.device)
+
+            def negative_validation_loss():
+                self.network_.eval()
+                with torch.inference_mode():
+                    losses = torch.cat(
+                        [
+                            self._loss(self.network_(X_val[start : start + _INFERENCE_BATCH_ROWS])[0], y_val[start : start + _INFERENCE_BATCH_ROWS])
+                            for start in range(0, X_val.shape[0], _INFERENCE_BATCH_ROWS)
+                        ]
+                    )
+                    return -float((losses * w_val).sum() / w_val.sum())
+
+            return negative_validation_loss
+        scorer = check_scoring(self, scoring=self.scoring)
+
+        def validation_score():
+            return scorer(self, frame_val, y_val_raw, sample_weight=weights_val)
+
+        return validation_score
+
+    # ----- inference ----------------------------------------------------------------------
+    def _forward_batches(self, X_tensor):
+        """Yield ``network.encode`` results batch by batch, in evaluation mode, without autograd."""
+        self.network_.eval()
+        with torch.inference_mode():
+            for start in range(0, X_tensor.shape[0], _INFERENCE_BATCH_ROWS):
+                yield self.network_.encode(X_tensor[start : start + _INFERENCE_BATCH_ROWS])
+
+    def _raw_output(self, X):
+        """Network outputs for ``X``, shape (n_samples, output_dim), float32 numpy."""
+        check_is_fitted(self)
+        X_tensor = self._encode_X(X)
+        out = np.empty((X_tensor.shape[0], self._output_dim()), dtype=np.float32)
+        start = 0
+        for decision, *_ in self._forward_batches(X_tensor):
+            out[start : start + decision.shape[0]] = self.network_.head(decision).cpu().numpy()
+            start += decision.shape[0]
+        return out
+
+    def _explain_tensor(self, X_tensor):
+        n_samples, n_features = X_tensor.shape
+        step_masks = np.empty((n_samples, self.n_steps, n_features), dtype=np.float32)
+        step_importance = np.empty((n_samples, self.n_steps), dtype=np.float32)
+        start = 0
+        for _, masks, eta, _ in self._forward_batches(X_tensor):
+            stop = start + eta.shape[0]
+            step_masks[start:stop] = masks.permute(1, 0, 2).cpu().numpy()
+            step_importance[start:stop] = eta.cpu().numpy()
+            start = stop
+        # Paper, section 4: M_agg = sum_i eta[i] M[i] / sum_j sum_i eta[i] M[i]; each M[i] row
+        # sums to 1, so the denominator is sum_i eta[i].
+        weighted = np.einsum("ns,nsf->nf", step_importance, step_masks)
+        total = step_importance.sum(axis=1, keepdims=True)
+        importances = np.divide(weighted, total, out=np.zeros_like(weighted), where=total > 0)
+        return step_masks, importances, step_importance
+
+    def explain(self, X):
+        """Per-row feature masks and importances.
+
+        Parameters
+        ----------
+        X : pandas.DataFrame or array-like of shape (n_samples, n_features)
+            Rows to explain, with the columns seen at fit.
+
+        Returns
+        -------
+        explanation : sklearn.utils.Bunch
+            With the keys:
+
+            step_masks : numpy.ndarray of shape (n_samples, n_steps, n_features_in_), float32
+                Feature mask ``M[i]`` of each decision step, one value per input column (a
+                categorical column's embedding dimensions share one value); rows sum to 1.
+            importances : numpy.ndarray of shape (n_samples, n_features_in_), float32
+                Aggregate importance ``M_agg``: the masks weighted by ``step_importance`` and
+                normalised; rows sum to 1, or are all zero when every ``eta`` of the row is 0.
+            step_importance : numpy.ndarray of shape (n_samples, n_steps), float32
+                ``eta_b[i] = sum_c ReLU(d_b,c[i])``, the contribution of step ``i`` to the
+                decision (unnormalised, >= 0).
+            feature_names : numpy.ndarray of shape (n_features_in_,), object
+                ``feature_names_in_``, or ``x0, x1, ...`` for input without column names.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            If the estimator is not fitted.
+        ValueError
+            If ``X`` does not have the columns seen at fit.
+
+        References
+        ----------
+        Arik and Pfister (2021), TabNet, AAAI; section 4 ("Interpretability").
+        """
+        check_is_fitted(self)
+        step_masks, importances, step_importance = self._explain_tensor(self._encode_X(X))
+        return Bunch(
+            step_masks=step_masks,
+            importances=importances,
+            step_importance=step_importance,
+            feature_names=self._feature_names(),
+        )
+
+    def _feature_names(self):
+        if hasattr(self, "feature_names_in_"):
+            return np.asarray(self.feature_names_in_, dtype=object)
+        return np.asarray([f"x{j}" for j in range(self.n_features_in_)], dtype=object)
+
+    def _training_importances(self, X_train, random_state):
+        rows = X_train
+        if X_train.shape[0] > _IMPORTANCE_MAX_ROWS:
+            chosen = np.sort(random_state.choice(X_train.shape[0], _IMPORTANCE_MAX_ROWS, replace=False))
+            rows = X_train[torch.from_numpy(chosen).to(X_train.device)]
+        _, importances, _ = self._explain_tensor(rows)
+        used = importances.sum(axis=1) > 0
+        if not used.any():
+            return np.full(importances.shape[1], 1.0 / importances.shape[1])
+        mean = importances[used].astype(np.float64).mean(axis=0)
+        return mean / mean.sum()
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.non_deterministic = False
+        tags.input_tags.allow_nan = False
+        return tags

@@ -1,0 +1,238 @@
+"""From a user's table (pandas DataFrame or numpy array) to one float32 matrix for the network.
+
+Column typing is decided once, at fit, and replayed at predict:
+
+* numeric columns are standardised with the training mean and standard deviation (the
+  network's input batch norm then starts from a well-conditioned input even for columns such
+  as Adult's ``fnlwgt`` in the hundreds of thousands);
+* categorical columns become integer codes stored as floats: code 0 is reserved for missing
+  values and categories not seen at fit, codes 1..K are the K categories seen at fit (sorted
+  when they can be compared, else in order of appearance).
+"""
+
+import numpy as np
+import pandas as pd
+from pandas.api import types as pdt
+
+__all__ = ["TabularEncoder", "to_frame"]
+
+
+def to_frame(X):
+    """Return ``X`` as a DataFrame without copying a DataFrame's data.
+
+    Parameters
+    ----------
+    X : pandas.DataFrame or numpy.ndarray of shape (n_samples, n_features)
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``X`` itself if it is a DataFrame; otherwise a DataFrame with integer column labels
+        in which object columns holding only numbers are turned numeric.
+    """
+    if isinstance(X, pd.DataFrame):
+        return X
+    return pd.DataFrame(X).infer_objects()
+
+
+def _is_auto_categorical(series):
+    dtype = series.dtype
+    return (
+        isinstance(dtype, pd.CategoricalDtype)
+        or pdt.is_bool_dtype(dtype)
+        or pdt.is_object_dtype(dtype)
+        or pdt.is_string_dtype(dtype)
+    )
+
+
+def _sorted_categories(values):
+    try:
+        return sorted(values)
+    except TypeError:  # mixed, non-comparable types: keep order of appearance
+        return list(values)
+
+
+class TabularEncoder:
+    """Learn the column types of a table at fit and turn tables into float32 matrices.
+
+    Parameters
+    ----------
+    categorical_features : "auto", None, array-like of str, array-like of int or array-like of bool
+        Which columns are categorical. ``"auto"``: columns of pandas ``category``, ``object``,
+        string or ``bool`` dtype. ``None``: no column. Otherwise column names (DataFrame input
+        only), column indices, or a boolean mask of length ``n_features``.
+
+    Attributes
+    ----------
+    is_categorical_ : numpy.ndarray of shape (n_features,), bool
+    categories_ : dict of int -> list
+        For each categorical column (by position), the categories seen at fit; category
+        ``categories_[j][c]`` has code ``c + 1``.
+    center_ : numpy.ndarray of shape (n_features,), float64
+        Mean of each numeric column at fit (0 for categorical columns).
+    scale_ : numpy.ndarray of shape (n_features,), float64
+        Standard deviation of each numeric column at fit (1 for constant and categorical columns).
+    """
+
+    def __init__(self, categorical_features="auto"):
+        self.categorical_features = categorical_features
+
+    def fit_transform(self, frame):
+        """Learn the column types and categories of ``frame`` and encode it.
+
+        Parameters
+        ----------
+        frame : pandas.DataFrame of shape (n_samples, n_features)
+
+        Returns
+        -------
+        numpy.ndarray of shape (n_samples, n_features), float32
+
+        Raises
+        ------
+        ValueError
+            If ``categorical_features`` is malformed, or a numeric column holds strings,
+            missing values or infinities.
+        TypeError
+            If a column has a datetime, timedelta, period, interval or complex dtype.
+        """
+        self.is_categorical_ = self._resolve_categorical(frame)
+        self.categories_ = {}
+        for j in np.flatnonzero(self.is_categorical_):
+            column = frame.iloc[:, j]
+            if isinstance(column.dtype, pd.CategoricalDtype):
+                observed = set(column.dropna().unique())
+                self.categories_[j] = [c for c in column.cat.categories if c in observed]
+            else:
+                self.categories_[j] = _sorted_categories(pd.unique(column.dropna()))
+        self._category_index = {j: pd.Index(categories, dtype=object) for j, categories in self.categories_.items()}
+        numeric = self._numeric_block(frame)
+        self.center_ = np.zeros(frame.shape[1])
+        self.scale_ = np.ones(frame.shape[1])
+        if numeric.shape[1]:
+            std = numeric.std(axis=0)
+            self.center_[~self.is_categorical_] = numeric.mean(axis=0)
+            self.scale_[~self.is_categorical_] = np.where(std > 0, std, 1.0)
+        return self._assemble(frame, numeric)
+
+    def transform(self, frame):
+        """Encode ``frame`` with the types and categories learned at fit.
+
+        Parameters
+        ----------
+        frame : pandas.DataFrame of shape (n_samples, n_features)
+
+        Returns
+        -------
+        numpy.ndarray of shape (n_samples, n_features), float32
+            Missing and unseen categories get code 0.
+
+        Raises
+        ------
+        ValueError
+            If a numeric column holds strings, missing values or infinities.
+        """
+        return self._assemble(frame, self._numeric_block(frame))
+
+    @property
+    def cardinalities(self):
+        """list of int or None: embedding rows per column (K + 1), None for numeric columns."""
+        return [len(self.categories_[j]) + 1 if self.is_categorical_[j] else None for j in range(len(self.is_categorical_))]
+
+    def _assemble(self, frame, numeric):
+        out = np.empty(frame.shape, dtype=np.float32)
+        numeric_columns = ~self.is_categorical_
+        out[:, numeric_columns] = (numeric - self.center_[numeric_columns]) / self.scale_[numeric_columns]
+        for j, index in self._category_index.items():
+            column = frame.iloc[:, j]
+            if isinstance(column.dtype, pd.CategoricalDtype):
+                column = column.astype(object)  # re-coding works on values, not on the fit-time codes
+            out[:, j] = index.get_indexer(column) + 1  # -1 (missing or unseen) becomes the reserved 0
+        return out
+
+    def _numeric_block(self, frame):
+        names = frame.columns
+        blocks = []
+        for j in np.flatnonzero(~self.is_categorical_):
+            column = frame.iloc[:, j]
+            try:
+                values = pd.to_numeric(column).to_numpy(dtype=np.float64, na_value=np.nan)
+            except (ValueError, TypeError) as error:
+                raise ValueError(
+                    f"Column {names[j]!r} is numeric (it was numeric at fit or not selected by "
+                    f"categorical_features) but holds values that are not numbers, e.g. "
+                    f"{column.iloc[0]!r}. Convert it, or list it in categorical_features."
+                ) from error
+            blocks.append(values)
+        numeric = np.column_stack(blocks) if blocks else np.empty((frame.shape[0], 0))
+        bad = ~np.isfinite(numeric)
+        if bad.any():
+            counts = bad.sum(axis=0)
+            where = ", ".join(
+                f"{names[j]!r}: {count}"
+                for j, count in zip(np.flatnonzero(~self.is_categorical_), counts)
+                if count
+            )
+            raise ValueError(
+                f"Numeric input contains missing values or infinities (column: count) {where}. "
+                "Impute them or mark the column as categorical (missing categories are supported)."
+            )
+        return numeric
+
+    def _resolve_categorical(self, frame):
+        n_features = frame.shape[1]
+        names = [str(name) for name in frame.columns]
+        for name, column in frame.items():
+            dtype = column.dtype
+            if (
+                pdt.is_datetime64_any_dtype(dtype)
+                or pdt.is_timedelta64_dtype(dtype)
+                or isinstance(dtype, (pd.PeriodDtype, pd.IntervalDtype))
+                or pdt.is_complex_dtype(dtype)
+            ):
+                raise TypeError(
+                    f"Column {name!r} has dtype {dtype}, which is not supported. Accepted: numeric, "
+                    "bool, string, object or category columns. Convert dates to numbers (e.g. "
+                    "timestamps or day of week) first."
+                )
+        spec = self.categorical_features
+        if isinstance(spec, str) and spec == "auto":
+            return np.array([_is_auto_categorical(column) for _, column in frame.items()], dtype=bool)
+        mask = np.zeros(n_features, dtype=bool)
+        if spec is None:
+            return mask
+        values = np.asarray(spec)
+        if values.ndim != 1:
+            raise ValueError(f"categorical_features must be 1-D, got an array of shape {values.shape}.")
+        if values.size == 0:
+            return mask
+        if values.dtype.kind == "b":
+            if values.size != n_features:
+                raise ValueError(
+                    f"categorical_features as a boolean mask must have length n_features={n_features}, "
+                    f"got {values.size}."
+                )
+            return values.copy()
+        if values.dtype.kind in "iu":
+            out_of_range = [int(v) for v in values if not -n_features <= v < n_features]
+            if out_of_range:
+                raise ValueError(
+                    f"categorical_features indices must be in [0, {n_features}), got {out_of_range}."
+                )
+            mask[values] = True
+            return mask
+        if values.dtype.kind in "UO":
+            if not isinstance(frame.columns, pd.Index) or not all(isinstance(c, str) for c in frame.columns):
+                raise ValueError(
+                    "categorical_features given as column names needs a DataFrame with string column "
+                    f"names; got {list(spec)!r}. Use column indices or a boolean mask for numpy input."
+                )
+            unknown = [str(v) for v in values if str(v) not in names]
+            if unknown:
+                raise ValueError(f"categorical_features names {unknown} are not columns of X; columns are {names}.")
+            mask[[names.index(str(v)) for v in values]] = True
+            return mask
+        raise ValueError(
+            "categorical_features must be 'auto', None, or an array-like of column names, indices "
+            f"or booleans; got {spec!r}."
+        )

@@ -1,0 +1,172 @@
+"""The fit loop: balanced mini-batches, Adam, learning-rate decay, clipping, early stopping.
+
+Nothing here knows about scikit-learn; the estimator passes tensors, a per-sample loss and,
+when early stopping or validation is on, a function that scores the current network.
+"""
+
+import copy
+import math
+import warnings
+from dataclasses import dataclass, field
+
+import torch
+
+__all__ = ["TrainingConfig", "TrainingHistory", "train_network"]
+
+
+@dataclass
+class TrainingConfig:
+    """Training hyperparameters (see the estimators for their meaning)."""
+
+    batch_size: int
+    max_epochs: int
+    learning_rate: float
+    learning_rate_decay: float
+    max_grad_norm: float | None
+    lambda_sparse: float
+    n_iter_no_change: int
+    tol: float
+    early_stopping: bool
+    verbose: int
+
+
+@dataclass
+class TrainingHistory:
+    """What happened during training.
+
+    Attributes
+    ----------
+    loss_curve : list of float
+        Mean training objective (weighted loss + ``lambda_sparse`` * sparsity loss) per epoch.
+    validation_scores : list of float or None
+        Validation score per epoch (higher is better), None without validation data.
+    alpha_history : list of list of float
+        Alpha of each decision step's map at the end of each epoch.
+    best_epoch : int or None
+        Index of the epoch whose weights were kept when early stopping restored them.
+    converged : bool
+        Whether training stopped on its own criterion before ``max_epochs``.
+    diverged : bool
+        Whether training stopped on a non-finite loss.
+    """
+
+    loss_curve: list = field(default_factory=list)
+    validation_scores: list | None = None
+    alpha_history: list = field(default_factory=list)
+    best_epoch: int | None = None
+    converged: bool = False
+    diverged: bool = False
+
+
+def _batches(n_rows, batch_size, generator, device):
+    # Batches of near-equal size (they differ by at most one row), so a small last batch,
+    # in particular a single row that batch norm cannot normalise, never happens.
+    n_batches = max(1, math.ceil(n_rows / batch_size))
+    order = torch.randperm(n_rows, generator=generator).to(device)
+    return torch.tensor_split(order, n_batches)
+
+
+def train_network(network, loss_function, X, y, sample_weight, config, generator, score_function=None):
+    """Train ``network`` in place and return its history.
+
+    Parameters
+    ----------
+    network : sparsetab.network.TabNet
+        The model; its forward returns ``(output, masks, sparsity_loss)``.
+    loss_function : callable
+        ``loss_function(output, target) -> torch.Tensor of shape (batch,)``, per-sample losses.
+    X : torch.Tensor of shape (n_samples, n_columns), float32
+    y : torch.Tensor of shape (n_samples, ...)
+        Targets in the form ``loss_function`` expects.
+    sample_weight : torch.Tensor of shape (n_samples,), float32
+        Positive weights; each batch's loss is the weighted mean of its per-sample losses.
+    config : TrainingConfig
+    generator : torch.Generator
+        Source of the shuffling order.
+    score_function : callable or None
+        ``score_function() -> float``, the validation score of the current network (higher is
+        better); it must leave the network in evaluation mode or training mode, either is fine.
+
+    Returns
+    -------
+    TrainingHistory
+
+    Warns
+    -----
+    sklearn.exceptions.ConvergenceWarning
+        When ``max_epochs`` is reached while the monitored quantity still improves.
+    RuntimeWarning
+        When the loss becomes non-finite; the last finite weights are restored.
+    """
+    from sklearn.exceptions import ConvergenceWarning
+
+    optimizer = torch.optim.Adam(network.parameters(), lr=config.learning_rate)
+    scheduler = torch.optim.lr_scheduler.ExponentialLR(optimizer, gamma=config.learning_rate_decay)
+    history = TrainingHistory(validation_scores=[] if score_function is not None else None)
+    best_score, best_state, epochs_without_improvement = -math.inf, None, 0
+    n_rows = X.shape[0]
+    for epoch in range(config.max_epochs):
+        epoch_start_state = None if config.early_stopping else copy.deepcopy(network.state_dict())
+        network.train()
+        total, total_weight = 0.0, 0.0
+        for index in _batches(n_rows, config.batch_size, generator, X.device):
+            weight = sample_weight[index]
+            output, _, sparsity_loss = network(X[index])
+            batch_weight = weight.sum()
+            loss = (loss_function(output, y[index]) * weight).sum() / batch_weight
+            objective = loss + config.lambda_sparse * sparsity_loss
+            if not torch.isfinite(objective):
+                history.diverged = True
+                break
+            optimizer.zero_grad(set_to_none=True)
+            objective.backward()
+            if config.max_grad_norm is not None:
+                torch.nn.utils.clip_grad_norm_(network.parameters(), config.max_grad_norm)
+            optimizer.step()
+            total += float(objective.detach()) * float(batch_weight)
+            total_weight += float(batch_weight)
+        if history.diverged:
+            restored = best_state if best_state is not None else epoch_start_state
+            if restored is not None:
+                network.load_state_dict(restored)
+            warnings.warn(
+                f"The training loss became non-finite at epoch {epoch + 1}; training stopped and the "
+                "last finite weights were restored. Lower learning_rate or set max_grad_norm.",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+            break
+        scheduler.step()
+        history.loss_curve.append(total / total_weight)
+        history.alpha_history.append(network.alphas)
+        message = f"epoch {epoch + 1:4d}  loss {history.loss_curve[-1]:.5f}"
+        if score_function is not None:
+            history.validation_scores.append(float(score_function()))
+            message += f"  validation score {history.validation_scores[-1]:.5f}"
+        if config.verbose:
+            print(message, flush=True)
+        # Early stopping monitors the validation score; otherwise, as scikit-learn's MLP, the
+        # training loss decides convergence.
+        score = history.validation_scores[-1] if config.early_stopping else -history.loss_curve[-1]
+        if score > best_score + config.tol:
+            best_score, epochs_without_improvement = score, 0
+            history.best_epoch = epoch
+            if config.early_stopping:
+                best_state = copy.deepcopy(network.state_dict())
+        else:
+            epochs_without_improvement += 1
+        if epochs_without_improvement >= config.n_iter_no_change:
+            history.converged = True
+            break
+    if config.early_stopping and best_state is not None and not history.diverged:
+        network.load_state_dict(best_state)
+    network.eval()
+    if not history.converged and not history.diverged:
+        monitored = "validation score" if config.early_stopping else "training loss"
+        warnings.warn(
+            f"max_epochs={config.max_epochs} reached and the {monitored} was still improving. "
+            "Consider raising max_epochs.",
+            ConvergenceWarning,
+            stacklevel=3,
+        )
+    return history

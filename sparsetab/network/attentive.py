@@ -1,0 +1,104 @@
+"""TabNet's attentive transformer: the learnable, sparse feature mask of one decision step."""
+
+import math
+
+import torch
+from torch import nn
+
+from ..entmax import entmax15, entmax_bisect, sparsemax
+from .blocks import GhostBatchNorm
+
+__all__ = ["AttentiveTransformer", "ENTMAX_MODES"]
+
+ENTMAX_MODES = ("sparsemax", "entmax15", "constant", "adaptive")
+
+
+class AttentiveTransformer(nn.Module):
+    """Compute a feature mask ``M = entmax(P * GBN(a W))``.
+
+    Parameters
+    ----------
+    input_dim : int
+        Width of the attention features ``a`` (``n_a``).
+    n_groups : int
+        Number of attention groups (input columns); the mask has one value per group.
+    virtual_batch_size : int
+        See :class:`~sparsetab.network.blocks.GhostBatchNorm`.
+    momentum : float
+        See :class:`~sparsetab.network.blocks.GhostBatchNorm`.
+    entmax_mode : {"sparsemax", "entmax15", "constant", "adaptive"}, default="sparsemax"
+        The sparse probability map. ``"constant"`` uses alpha-entmax with the fixed
+        ``entmax_alpha`` (alpha 2, 1.5 and 1 take the exact sparsemax, 1.5-entmax and softmax
+        paths); ``"adaptive"`` learns alpha, parametrised as ``1 + sigmoid(theta)`` so that it
+        stays in (1, 2) and is initialised at ``entmax_alpha``.
+    entmax_alpha : float, default=1.5
+        Alpha of the ``"constant"`` map, or the initial alpha of the ``"adaptive"`` map.
+
+    Raises
+    ------
+    ValueError
+        If ``entmax_mode`` is unknown, ``entmax_alpha`` is outside [1, 2], or the adaptive
+        mode is asked with an alpha not strictly inside (1, 2).
+
+    References
+    ----------
+    Arik and Pfister (2021), section 3 ("Feature selection"), eq. for ``M[i]``;
+    Peters, Niculae and Martins (2019), "Sparse sequence-to-sequence models", ACL (entmax);
+    Correia, Niculae and Martins (2019), "Adaptively sparse transformers", EMNLP (learned alpha).
+    """
+
+    def __init__(self, input_dim, n_groups, virtual_batch_size, momentum, entmax_mode="sparsemax", entmax_alpha=1.5):
+        super().__init__()
+        if entmax_mode not in ENTMAX_MODES:
+            raise ValueError(f"entmax_mode must be one of {ENTMAX_MODES}, got {entmax_mode!r}.")
+        if not 1.0 <= entmax_alpha <= 2.0:
+            raise ValueError(f"entmax_alpha must be in [1, 2], got {entmax_alpha!r}.")
+        if entmax_mode == "adaptive" and not 1.0 < entmax_alpha < 2.0:
+            raise ValueError(
+                f"entmax_mode='adaptive' needs 1 < entmax_alpha < 2 (alpha = 1 + sigmoid(theta)), got {entmax_alpha!r}."
+            )
+        self.entmax_mode = entmax_mode
+        self.entmax_alpha = float(entmax_alpha)
+        self.fc = nn.Linear(input_dim, n_groups, bias=False)
+        self.bn = GhostBatchNorm(n_groups, virtual_batch_size, momentum)
+        if entmax_mode == "adaptive":
+            fraction = entmax_alpha - 1.0
+            self.alpha_logit = nn.Parameter(torch.tensor(math.log(fraction / (1.0 - fraction))))
+
+    @property
+    def alpha(self):
+        """float: the current alpha of the map (2 for sparsemax, 1.5 for entmax15)."""
+        if self.entmax_mode == "sparsemax":
+            return 2.0
+        if self.entmax_mode == "entmax15":
+            return 1.5
+        if self.entmax_mode == "constant":
+            return self.entmax_alpha
+        return float(1.0 + torch.sigmoid(self.alpha_logit.detach()))
+
+    def forward(self, a, prior):
+        """Compute the mask.
+
+        Parameters
+        ----------
+        a : torch.Tensor of shape (batch, input_dim)
+            Attention features from the previous step.
+        prior : torch.Tensor of shape (batch, n_groups)
+            Prior scale ``P[i-1]``.
+
+        Returns
+        -------
+        torch.Tensor of shape (batch, n_groups)
+            Non-negative rows summing to 1.
+        """
+        scores = self.bn(self.fc(a)) * prior
+        if self.entmax_mode == "adaptive":
+            return entmax_bisect(scores, 1.0 + torch.sigmoid(self.alpha_logit), dim=-1)
+        alpha = self.alpha
+        if alpha == 2.0:
+            return sparsemax(scores, dim=-1)
+        if alpha == 1.5:
+            return entmax15(scores, dim=-1)
+        if alpha == 1.0:
+            return torch.softmax(scores, dim=-1)
+        return entmax_bisect(scores, alpha, dim=-1)

@@ -1,0 +1,204 @@
+"""Building blocks of TabNet's feature transformer: ghost batch norm and GLU layers.
+
+References
+----------
+Arik, S. O. and Pfister, T. (2021). TabNet: Attentive Interpretable Tabular Learning.
+AAAI 35(8), 6679-6687. Section 3 ("Feature transformer") and Fig. 4.
+
+Hoffer, E., Hubara, I. and Soudry, D. (2017). Train longer, generalize better: closing the
+generalization gap in large batch training of neural networks. NeurIPS. (Ghost batch norm.)
+"""
+
+import math
+
+import torch
+from torch import nn
+
+__all__ = ["GhostBatchNorm", "GLULayer", "FeatureTransformer"]
+
+_SQRT_HALF = math.sqrt(0.5)
+
+
+class GhostBatchNorm(nn.Module):
+    """Batch normalisation with statistics computed per virtual batch.
+
+    In training mode the batch is split into ``ceil(batch / virtual_batch_size)`` virtual
+    batches whose sizes differ by at most one row, and each is normalised with its own mean
+    and (biased) variance. The split is done with two reshapes (the larger and the smaller
+    virtual batches), so there is no Python loop over chunks and no virtual batch of a single
+    row unless the whole batch is a single row. In evaluation mode the running statistics are
+    used, as in :class:`torch.nn.BatchNorm1d`.
+
+    Parameters
+    ----------
+    num_features : int
+        Number of features (columns) of the input.
+    virtual_batch_size : int, default=128
+        Target number of rows per virtual batch.
+    momentum : float, default=0.02
+        Weight of the new batch statistics in the running statistics (PyTorch convention;
+        the TabNet paper's ``m_B`` in TensorFlow convention equals ``1 - momentum``).
+    epsilon : float, default=1e-5
+        Added to the variance for numerical stability.
+
+    References
+    ----------
+    Hoffer, Hubara and Soudry (2017), section 4; Arik and Pfister (2021), section 3.
+    """
+
+    def __init__(self, num_features, virtual_batch_size=128, momentum=0.02, epsilon=1e-5):
+        super().__init__()
+        self.num_features = num_features
+        self.virtual_batch_size = virtual_batch_size
+        self.momentum = momentum
+        self.epsilon = epsilon
+        self.weight = nn.Parameter(torch.ones(num_features))
+        self.bias = nn.Parameter(torch.zeros(num_features))
+        self.register_buffer("running_mean", torch.zeros(num_features))
+        self.register_buffer("running_var", torch.ones(num_features))
+
+    def forward(self, x):
+        """Normalise ``x``.
+
+        Parameters
+        ----------
+        x : torch.Tensor of shape (batch, num_features), floating dtype
+
+        Returns
+        -------
+        torch.Tensor of shape (batch, num_features)
+        """
+        if not self.training:
+            scale = torch.rsqrt(self.running_var + self.epsilon) * self.weight
+            return (x - self.running_mean) * scale + self.bias
+        n_rows = x.shape[0]
+        n_virtual = max(1, math.ceil(n_rows / self.virtual_batch_size))
+        small, n_large = divmod(n_rows, n_virtual)
+        # n_large virtual batches of (small + 1) rows, then the rest of `small` rows.
+        split = n_large * (small + 1)
+        width = x.shape[1]
+        parts = [x[:split].reshape(n_large, small + 1, width), x[split:].reshape(n_virtual - n_large, small, width)]
+        parts = [part for part in parts if part.shape[0] > 0 and part.shape[1] > 0]
+        outputs, means, variances, counts = [], [], [], []
+        for part in parts:  # at most two groups of equal-size virtual batches
+            mean = part.mean(dim=1, keepdim=True)
+            var = part.var(dim=1, unbiased=False, keepdim=True)
+            outputs.append(((part - mean) * torch.rsqrt(var + self.epsilon)).reshape(-1, width))
+            means.append(mean.squeeze(1))
+            variances.append(var.squeeze(1))
+            counts.append(part.shape[1])
+        self._update_running_stats(means, variances, counts)
+        normalised = torch.cat(outputs) if len(outputs) > 1 else outputs[0]
+        return normalised * self.weight + self.bias
+
+    @torch.no_grad()
+    def _update_running_stats(self, means, variances, counts):
+        # Average over virtual batches; the unbiased correction uses each virtual batch's size.
+        batch_mean = torch.cat(means).mean(dim=0)
+        corrected = [var * (count / (count - 1)) if count > 1 else var for var, count in zip(variances, counts)]
+        batch_var = torch.cat(corrected).mean(dim=0)
+        self.running_mean.lerp_(batch_mean.detach(), self.momentum)
+        self.running_var.lerp_(batch_var.detach(), self.momentum)
+
+
+class GLULayer(nn.Module):
+    """Fully connected layer, ghost batch norm and gated linear unit.
+
+    Computes ``GLU(GBN(x W))`` where ``W`` maps ``input_dim`` to ``2 * output_dim`` columns
+    and ``GLU(h) = h[:, :output_dim] * sigmoid(h[:, output_dim:])``.
+
+    Parameters
+    ----------
+    input_dim : int
+        Width of the input.
+    output_dim : int
+        Width of the output.
+    fc : torch.nn.Linear or None, default=None
+        A fully connected layer to use (shared across decision steps); a new one without bias
+        is created when None.
+    virtual_batch_size : int, default=128
+        See :class:`GhostBatchNorm`.
+    momentum : float, default=0.02
+        See :class:`GhostBatchNorm`.
+
+    References
+    ----------
+    Arik and Pfister (2021), section 3 and Fig. 4; Dauphin et al. (2017), "Language modeling
+    with gated convolutional networks", ICML (the GLU).
+    """
+
+    def __init__(self, input_dim, output_dim, fc=None, virtual_batch_size=128, momentum=0.02):
+        super().__init__()
+        self.output_dim = output_dim
+        self.fc = fc if fc is not None else nn.Linear(input_dim, 2 * output_dim, bias=False)
+        self.bn = GhostBatchNorm(2 * output_dim, virtual_batch_size, momentum)
+
+    def forward(self, x):
+        """Apply the layer.
+
+        Parameters
+        ----------
+        x : torch.Tensor of shape (batch, input_dim)
+
+        Returns
+        -------
+        torch.Tensor of shape (batch, output_dim)
+        """
+        return nn.functional.glu(self.bn(self.fc(x)), dim=-1)
+
+
+class FeatureTransformer(nn.Module):
+    """TabNet's feature transformer: a shared block followed by a step-dependent block.
+
+    Each block is a stack of :class:`GLULayer`. Every layer after the very first adds its
+    input and scales the sum by ``sqrt(0.5)`` (the residual normalisation of the paper, which
+    keeps the variance of the sum stable). The fully connected layers of the shared block are
+    passed in, so that all decision steps use the same weights; the batch norms are per step.
+
+    Parameters
+    ----------
+    input_dim : int
+        Width of the input (the number of embedded input columns).
+    output_dim : int
+        Width of the output, ``n_d + n_a``.
+    shared_fcs : torch.nn.ModuleList of torch.nn.Linear
+        The shared fully connected layers (may be empty).
+    n_independent : int
+        Number of step-dependent GLU layers.
+    virtual_batch_size : int
+        See :class:`GhostBatchNorm`.
+    momentum : float
+        See :class:`GhostBatchNorm`.
+
+    References
+    ----------
+    Arik and Pfister (2021), section 3 ("Feature transformer") and Fig. 4.
+    """
+
+    def __init__(self, input_dim, output_dim, shared_fcs, n_independent, virtual_batch_size, momentum):
+        super().__init__()
+        layers = []
+        for fc in shared_fcs:
+            layers.append(GLULayer(input_dim, output_dim, fc, virtual_batch_size, momentum))
+        for index in range(n_independent):
+            width = input_dim if not layers and index == 0 else output_dim
+            layers.append(GLULayer(width, output_dim, None, virtual_batch_size, momentum))
+        if not layers:
+            raise ValueError("A feature transformer needs at least one layer: n_shared + n_independent >= 1.")
+        self.layers = nn.ModuleList(layers)
+
+    def forward(self, x):
+        """Transform ``x``.
+
+        Parameters
+        ----------
+        x : torch.Tensor of shape (batch, input_dim)
+
+        Returns
+        -------
+        torch.Tensor of shape (batch, output_dim)
+        """
+        x = self.layers[0](x)
+        for layer in self.layers[1:]:
+            x = (x + layer(x)) * _SQRT_HALF
+        return x

@@ -1,0 +1,166 @@
+"""The TabNet encoder with its output head."""
+
+import torch
+from torch import nn
+
+from .attentive import AttentiveTransformer
+from .blocks import FeatureTransformer
+from .embeddings import InputEmbedding
+
+__all__ = ["TabNet"]
+
+
+class TabNet(nn.Module):
+    """TabNet: sequential attention over input columns, with a linear output head.
+
+    The forward pass follows Arik and Pfister (2021), section 3 and Fig. 4:
+
+    1. categorical columns are embedded and the embedded input ``f`` goes through a plain
+       batch norm;
+    2. an initial feature transformer splits ``f`` into ``[d_0, a_0]``;
+    3. at decision step ``i = 1..n_steps`` the attentive transformer computes the mask
+       ``M[i] = entmax(P[i-1] * h_i(a[i-1]))`` over input columns, the feature transformer of
+       step ``i`` maps ``M[i] * f`` to ``[d_i, a_i]``, and the prior is updated as
+       ``P[i] = (gamma - M[i]) * P[i-1]`` with ``P[0] = 1``;
+    4. the decision output is ``sum_i ReLU(d_i)``, followed by a linear layer with bias.
+
+    Parameters
+    ----------
+    cardinalities : list of int or None, length n_columns
+        See :class:`~sparsetab.network.embeddings.InputEmbedding`.
+    embedding_dims : list of int, length n_columns
+        See :class:`~sparsetab.network.embeddings.InputEmbedding`.
+    output_dim : int
+        Number of outputs of the head (classes, or regression targets).
+    n_d : int, default=8
+        Width of the decision features.
+    n_a : int, default=8
+        Width of the attention features.
+    n_steps : int, default=3
+        Number of decision steps.
+    gamma : float, default=1.3
+        Relaxation of the prior: 1 forces each column to be used at one step at most.
+    n_independent : int, default=2
+        Number of step-dependent GLU layers in each feature transformer.
+    n_shared : int, default=2
+        Number of GLU layers whose fully connected weights are shared by all steps.
+    virtual_batch_size : int, default=128
+        See :class:`~sparsetab.network.blocks.GhostBatchNorm`.
+    momentum : float, default=0.02
+        Momentum of all batch norms (PyTorch convention).
+    entmax_mode : str, default="sparsemax"
+        See :class:`~sparsetab.network.attentive.AttentiveTransformer`.
+    entmax_alpha : float, default=1.5
+        See :class:`~sparsetab.network.attentive.AttentiveTransformer`.
+    epsilon : float, default=1e-15
+        Added inside the logarithm of the sparsity regulariser.
+
+    References
+    ----------
+    Arik, S. O. and Pfister, T. (2021). TabNet: Attentive Interpretable Tabular Learning.
+    AAAI 35(8), 6679-6687.
+    """
+
+    def __init__(
+        self,
+        cardinalities,
+        embedding_dims,
+        output_dim,
+        n_d=8,
+        n_a=8,
+        n_steps=3,
+        gamma=1.3,
+        n_independent=2,
+        n_shared=2,
+        virtual_batch_size=128,
+        momentum=0.02,
+        entmax_mode="sparsemax",
+        entmax_alpha=1.5,
+        epsilon=1e-15,
+    ):
+        super().__init__()
+        self.n_d = n_d
+        self.n_steps = n_steps
+        self.gamma = gamma
+        self.epsilon = epsilon
+        self.embedding = InputEmbedding(cardinalities, embedding_dims)
+        width = self.embedding.output_dim
+        n_groups = len(cardinalities)
+        self.input_bn = nn.BatchNorm1d(width, momentum=momentum)
+        hidden = n_d + n_a
+        self.shared_fcs = nn.ModuleList(
+            nn.Linear(width if index == 0 else hidden, 2 * hidden, bias=False) for index in range(n_shared)
+        )
+
+        def feature_transformer():
+            return FeatureTransformer(width, hidden, self.shared_fcs, n_independent, virtual_batch_size, momentum)
+
+        self.initial_transformer = feature_transformer()
+        self.step_transformers = nn.ModuleList(feature_transformer() for _ in range(n_steps))
+        self.attentive_transformers = nn.ModuleList(
+            AttentiveTransformer(n_a, n_groups, virtual_batch_size, momentum, entmax_mode, entmax_alpha)
+            for _ in range(n_steps)
+        )
+        self.head = nn.Linear(n_d, output_dim)
+
+    @property
+    def alphas(self):
+        """list of float: the alpha of each step's sparse map (learned ones in adaptive mode)."""
+        return [attentive.alpha for attentive in self.attentive_transformers]
+
+    def encode(self, x):
+        """Run the decision steps.
+
+        Parameters
+        ----------
+        x : torch.Tensor of shape (batch, n_columns), float
+            See :class:`~sparsetab.network.embeddings.InputEmbedding`.
+
+        Returns
+        -------
+        decision : torch.Tensor of shape (batch, n_d)
+            ``sum_i ReLU(d_i)``.
+        masks : torch.Tensor of shape (n_steps, batch, n_columns)
+            Feature mask of each step, one value per input column; rows sum to 1.
+        step_importance : torch.Tensor of shape (batch, n_steps)
+            ``eta_b[i] = sum_c ReLU(d_b,c[i])`` (paper, section 4 "Interpretability").
+        sparsity_loss : torch.Tensor, scalar
+            Mean entropy of the masks over steps and rows (paper, section 3, ``L_sparse``).
+        """
+        features = self.input_bn(self.embedding(x))
+        group_matrix = self.embedding.group_matrix
+        attention = self.initial_transformer(features)[:, self.n_d :]
+        prior = torch.ones(x.shape[0], group_matrix.shape[0], dtype=features.dtype, device=features.device)
+        decision = 0.0
+        masks, step_importance, entropies = [], [], []
+        for step in range(self.n_steps):
+            mask = self.attentive_transformers[step](attention, prior)
+            entropies.append(torch.sum(-mask * torch.log(mask + self.epsilon), dim=1).mean())
+            prior = (self.gamma - mask) * prior
+            out = self.step_transformers[step](features * (mask @ group_matrix))
+            step_decision = torch.relu(out[:, : self.n_d])
+            attention = out[:, self.n_d :]
+            decision = decision + step_decision
+            masks.append(mask)
+            step_importance.append(step_decision.sum(dim=1))
+        sparsity_loss = torch.stack(entropies).mean()
+        return decision, torch.stack(masks), torch.stack(step_importance, dim=1), sparsity_loss
+
+    def forward(self, x):
+        """Predict raw outputs.
+
+        Parameters
+        ----------
+        x : torch.Tensor of shape (batch, n_columns), float
+
+        Returns
+        -------
+        output : torch.Tensor of shape (batch, output_dim)
+            Logits (classification) or standardised values (regression).
+        masks : torch.Tensor of shape (n_steps, batch, n_columns)
+            Feature mask of each decision step.
+        sparsity_loss : torch.Tensor, scalar
+            The sparsity regulariser, to be weighted by ``lambda_sparse``.
+        """
+        decision, masks, _, sparsity_loss = self.encode(x)
+        return self.head(decision), masks, sparsity_loss

@@ -1,0 +1,237 @@
+import math
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from torch.autograd import gradcheck, gradgradcheck
+from torch.testing import assert_close
+
+from sparsetab.entmax import Entmax15, Sparsemax, entmax15, sparsemax
+from sparsetab.entmax.activations import (
+    _entmax_threshold_and_support,
+    _sparsemax_threshold_and_support,
+)
+
+SETTINGS = settings(max_examples=40, deadline=None)
+
+# Small integers are mixed in so that ties (including whole constant rows) are common.
+values = st.one_of(
+    st.floats(-20, 20, allow_nan=False, allow_infinity=False),
+    st.sampled_from([0.0, 1.0, -1.0, 0.5]),
+)
+matrices = st.integers(1, 9).flatmap(
+    lambda d: st.lists(st.lists(values, min_size=d, max_size=d), min_size=1, max_size=5)
+).map(lambda rows: torch.tensor(rows, dtype=torch.float64))
+
+
+def reference_entmax(x, alpha, n_iter=200):
+    """Independent check: bisection on tau over a deliberately loose bracket."""
+    z = (alpha - 1) * x
+    lo = z.min(-1, keepdim=True).values - 1
+    hi = z.max(-1, keepdim=True).values
+    for _ in range(n_iter):
+        mid = (lo + hi) / 2
+        mass = torch.clamp(z - mid, min=0).pow(1 / (alpha - 1)).sum(-1, keepdim=True)
+        lo, hi = torch.where(mass > 1, mid, lo), torch.where(mass > 1, hi, mid)
+    return torch.clamp(z - (lo + hi) / 2, min=0).pow(1 / (alpha - 1))
+
+
+# ---------------------------------------------------------------- hand-worked values
+
+
+def test_sparsemax_hand_computed_full_support():
+    # Sorted z = (.5, .2, -.1): 1 + j z_j > cumsum_j holds for j = 1, 2, 3
+    # (1.5 > .5, 1.4 > .7, .7 > .6), so tau = (.6 - 1) / 3 = -2/15.
+    p = sparsemax(torch.tensor([0.5, 0.2, -0.1], dtype=torch.float64))
+    assert_close(p, torch.tensor([19 / 30, 1 / 3, 1 / 30], dtype=torch.float64))
+
+
+def test_sparsemax_hand_computed_sparse():
+    # j = 3 fails (1 - 3 = -2 < .5), so tau = (1.5 - 1) / 2 = .25.
+    p = sparsemax(torch.tensor([1.0, 0.5, -1.0], dtype=torch.float64))
+    assert_close(p, torch.tensor([0.75, 0.25, 0.0], dtype=torch.float64))
+
+
+def test_entmax15_hand_computed():
+    # p = [x/2 - tau]_+^2 on support {1, 2}: with a = 1 - tau,
+    # a^2 + (a - 1/2)^2 = 1 -> a = (1 + sqrt 7) / 4, giving p = (4 +- sqrt 7) / 8;
+    # the third entry has 0 - tau = a - 1 < 0.
+    p = entmax15(torch.tensor([2.0, 1.0, 0.0], dtype=torch.float64))
+    r7 = math.sqrt(7)
+    assert_close(p, torch.tensor([(4 + r7) / 8, (4 - r7) / 8, 0.0], dtype=torch.float64))
+
+
+def test_entmax15_one_hot_when_gap_is_large():
+    # x/2 = (1.5, 0): tau = .5 leaves the second entry at 0 - .5 < 0.
+    assert_close(entmax15(torch.tensor([3.0, 0.0])), torch.tensor([1.0, 0.0]))
+
+
+def test_kernels_return_threshold_and_support_with_kept_dim():
+    X = torch.tensor([[0.5, 1.0], [0.2, 0.5], [-0.1, -1.0]], dtype=torch.float64)
+    tau, support = _sparsemax_threshold_and_support(X, dim=0)
+    assert tau.shape == support.shape == (1, 2)
+    assert not support.is_floating_point()
+    assert support.tolist() == [[3, 2]]
+    assert_close(tau, torch.tensor([[-2 / 15, 0.25]], dtype=torch.float64))
+
+    tau, support = _entmax_threshold_and_support(torch.tensor([[1.0, 0.5, 0.0]]), dim=-1, k=1)
+    assert support.tolist() == [[2]]
+    assert_close(tau, torch.tensor([[1 - (1 + math.sqrt(7)) / 4]]))
+
+
+# ---------------------------------------------------------------- edge cases
+
+
+@pytest.mark.parametrize("f", [sparsemax, entmax15])
+def test_constant_rows_ties_and_neg_inf(f):
+    inf = float("inf")
+    X = torch.tensor([[3.0, 3.0, 3.0, 3.0], [0.0, -inf, 0.0, -inf], [-inf, -inf, 7.0, -inf]])
+    expected = torch.tensor([[0.25] * 4, [0.5, 0.0, 0.5, 0.0], [0.0, 0.0, 1.0, 0.0]])
+    assert_close(f(X), expected)
+    assert_close(f(X, k=1), expected)
+
+
+@pytest.mark.parametrize("f", [sparsemax, entmax15])
+def test_neg_inf_entries_get_zero_and_finite_gradients(f):
+    X = torch.tensor([1.0, -float("inf"), 0.3, 0.2], dtype=torch.float64, requires_grad=True)
+    p = f(X)
+    assert p[1] == 0 and torch.isfinite(p).all()
+    (p * torch.arange(4.0, dtype=torch.float64)).sum().backward()
+    assert torch.isfinite(X.grad).all() and X.grad[1] == 0
+
+
+@pytest.mark.parametrize("f", [sparsemax, entmax15])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_dtype_shape_and_one_dim_input_preserved(f, dtype):
+    X = torch.randn(2, 3, 5, dtype=dtype, generator=torch.Generator().manual_seed(0))
+    for dim in (0, 1, -1):
+        p = f(X, dim=dim)
+        assert p.dtype == dtype and p.shape == X.shape
+        assert_close(p.sum(dim), torch.ones(()).to(dtype).expand(p.sum(dim).shape))
+    assert f(X[0, 0]).shape == (5,)
+
+
+@pytest.mark.parametrize("f", [sparsemax, entmax15, Sparsemax, Entmax15])
+@pytest.mark.parametrize("bad", [0, -3, 2.5, "4", True])
+def test_invalid_k_raises_value_error_naming_k(f, bad):
+    with pytest.raises(ValueError, match=r"k must be a positive integer or None, got k="):
+        if isinstance(f, type):
+            f(k=bad)
+        else:
+            f(torch.zeros(3), k=bad)
+
+
+@pytest.mark.parametrize("f", [sparsemax, entmax15])
+def test_invalid_dim_and_empty_dim(f):
+    with pytest.raises(IndexError):
+        f(torch.zeros(2, 3), dim=2)
+    with pytest.raises(ValueError, match="size 0"):
+        f(torch.zeros(2, 0))
+    assert f(torch.zeros(0, 3)).shape == (0, 3)
+
+
+def test_modules_match_functional():
+    X = torch.randn(4, 6, generator=torch.Generator().manual_seed(1))
+    assert torch.equal(Sparsemax(dim=0, k=2)(X), sparsemax(X, dim=0))
+    assert torch.equal(Entmax15(dim=1)(X), entmax15(X, dim=1))
+    assert "dim=0, k=2" in repr(Sparsemax(dim=0, k=2))
+
+
+# ---------------------------------------------------------------- gradients
+
+
+@pytest.mark.parametrize("f", [sparsemax, entmax15])
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_gradcheck(f, dim):
+    X = torch.randn(3, 4, 5, dtype=torch.float64, generator=torch.Generator().manual_seed(dim + 3))
+    X.requires_grad_()
+    assert gradcheck(lambda x: f(x, dim=dim), (X,))
+    assert gradcheck(lambda x: f(x, dim=dim, k=2), (X,))
+    assert gradgradcheck(lambda x: f(x, dim=dim), (X,))
+
+
+def test_sparsemax_backward_is_centred_on_support():
+    X = torch.tensor([1.0, 0.5, -1.0], dtype=torch.float64, requires_grad=True)
+    sparsemax(X).backward(torch.tensor([3.0, 1.0, 5.0], dtype=torch.float64))
+    # Support {0, 1}: g - mean_S(g) = (3 - 2, 1 - 2); off-support gets 0.
+    assert_close(X.grad, torch.tensor([1.0, -1.0, 0.0], dtype=torch.float64))
+
+
+def test_entmax15_backward_closed_form():
+    X = torch.tensor([2.0, 1.0, 0.0], dtype=torch.float64, requires_grad=True)
+    p = entmax15(X)
+    g = torch.tensor([1.0, -2.0, 4.0], dtype=torch.float64)
+    p.backward(g)
+    s = p.detach().sqrt()
+    assert_close(X.grad, s * g - s * (s * g).sum() / s.sum())
+    assert X.grad[2] == 0
+
+
+def test_vmap_matches_batched_call():
+    X = torch.randn(7, 5, generator=torch.Generator().manual_seed(2))
+    assert_close(torch.func.vmap(sparsemax)(X), sparsemax(X))
+    assert_close(torch.func.vmap(entmax15)(X), entmax15(X))
+
+
+# ---------------------------------------------------------------- properties
+
+
+@SETTINGS
+@given(matrices)
+def test_sparsemax_properties_and_reference(X):
+    p = sparsemax(X)
+    assert (p >= 0).all()
+    assert_close(p.sum(-1), torch.ones(X.shape[0], dtype=X.dtype))
+    assert_close(p, reference_entmax(X, 2.0), atol=1e-9, rtol=0)
+
+
+@SETTINGS
+@given(matrices)
+def test_entmax15_properties_and_reference(X):
+    p = entmax15(X)
+    assert (p >= 0).all()
+    assert_close(p.sum(-1), torch.ones(X.shape[0], dtype=X.dtype))
+    assert_close(p, reference_entmax(X, 1.5), atol=1e-9, rtol=0)
+
+
+def test_rounding_at_a_tied_threshold_does_not_depend_on_k():
+    # In float32 the entmax15 candidate for j = 3 rounds just above the tied
+    # zeros while j = 4 does not; the support must still be the leading run.
+    X = torch.tensor([[1.0, 0.0, 0.0, 0.0]])
+    for k in (None, 1, 2, 3, 4):
+        tau, support = _entmax_threshold_and_support(X, k=k)
+        assert support.item() == 2 and tau.item() == 0.0
+    assert torch.equal(entmax15(X * 2, k=3), torch.tensor([[1.0, 0.0, 0.0, 0.0]]))
+
+
+@SETTINGS
+@given(matrices, st.sampled_from([torch.float32, torch.float64]))
+def test_result_identical_for_every_k(X, dtype):
+    X = X.to(dtype)
+    for f, kernel in ((sparsemax, _sparsemax_threshold_and_support), (entmax15, _entmax_threshold_and_support)):
+        full, (tau, support) = f(X), kernel(X)
+        for k in (1, 2, 3, 5, 100):
+            assert torch.equal(f(X, k=k), full)
+            tau_k, support_k = kernel(X, k=k)
+            assert torch.equal(tau_k, tau) and torch.equal(support_k, support)
+
+
+@SETTINGS
+@given(matrices, st.floats(-100, 100))
+def test_invariant_to_adding_a_constant_per_row(X, c):
+    shift = c * torch.arange(X.shape[0], dtype=X.dtype).unsqueeze(1)
+    assert_close(sparsemax(X + shift), sparsemax(X), atol=1e-9, rtol=0)
+    assert_close(entmax15(X + shift), entmax15(X), atol=1e-9, rtol=0)
+
+
+@SETTINGS
+@given(st.lists(st.integers(1, 4), min_size=1, max_size=4), st.data())
+def test_any_dim_matches_moving_dim_last(shape, data):
+    dim = data.draw(st.integers(-len(shape), len(shape) - 1))
+    seed = data.draw(st.integers(0, 2**16))
+    X = torch.randn(shape, dtype=torch.float64, generator=torch.Generator().manual_seed(seed))
+    for f in (sparsemax, entmax15):
+        expected = f(X.movedim(dim, -1)).movedim(-1, dim)
+        assert_close(f(X, dim=dim), expected)
+        assert_close(f(X, dim=dim, k=1), expected)

@@ -1,0 +1,78 @@
+import math
+
+import pytest
+import torch
+
+from sparsetab.network.blocks import FeatureTransformer, GhostBatchNorm, GLULayer
+
+
+def _reference_ghost_batch_norm(x, virtual_batch_size, epsilon=1e-5):
+    # Independent reference: balanced virtual batches normalised one by one with torch's batch_norm.
+    n_virtual = max(1, math.ceil(x.shape[0] / virtual_batch_size))
+    chunks = torch.tensor_split(x, n_virtual)
+    return torch.cat(
+        [torch.nn.functional.batch_norm(chunk, None, None, training=True, eps=epsilon) for chunk in chunks]
+    )
+
+
+@pytest.mark.parametrize("n_rows, virtual_batch_size", [(256, 128), (300, 128), (129, 128), (50, 128), (10, 4)])
+def test_ghost_batch_norm_matches_per_chunk_batch_norm(n_rows, virtual_batch_size):
+    generator = torch.Generator().manual_seed(0)
+    x = torch.randn(n_rows, 5, generator=generator, dtype=torch.float64) * 3 + 1
+    gbn = GhostBatchNorm(5, virtual_batch_size).double().train()
+    torch.testing.assert_close(gbn(x), _reference_ghost_batch_norm(x, virtual_batch_size))
+
+
+def test_ghost_batch_norm_virtual_batches_differ_by_at_most_one_row():
+    # 300 rows, virtual batches of 128 -> 3 virtual batches of 100: rows 0..99 are normalised alone.
+    x = torch.arange(300.0, dtype=torch.float64).unsqueeze(1)
+    out = GhostBatchNorm(1, 128).double().train()(x)
+    first = torch.nn.functional.batch_norm(x[:100], None, None, training=True)
+    torch.testing.assert_close(out[:100], first)
+    torch.testing.assert_close(out[100:200], first)  # same spacing, same normalised values
+
+
+def test_ghost_batch_norm_single_row_does_not_crash_and_gives_bias():
+    gbn = GhostBatchNorm(3, 128).train()
+    with torch.no_grad():
+        gbn.bias.copy_(torch.tensor([0.5, -1.0, 2.0]))
+    out = gbn(torch.tensor([[10.0, 20.0, 30.0]]))
+    torch.testing.assert_close(out, torch.tensor([[0.5, -1.0, 2.0]]))
+
+
+def test_ghost_batch_norm_running_statistics_and_eval_mode():
+    x = torch.tensor([[1.0], [3.0], [10.0], [14.0]], dtype=torch.float64)
+    gbn = GhostBatchNorm(1, virtual_batch_size=2, momentum=0.5).double().train()
+    gbn(x)
+    # virtual batch means 2 and 12 -> 7; unbiased variances 2 and 8 -> 5.
+    torch.testing.assert_close(gbn.running_mean, torch.tensor([0.5 * 0 + 0.5 * 7.0], dtype=torch.float64))
+    torch.testing.assert_close(gbn.running_var, torch.tensor([0.5 * 1 + 0.5 * 5.0], dtype=torch.float64))
+    gbn.eval()
+    expected = (x - 3.5) / torch.sqrt(torch.tensor(3.0, dtype=torch.float64) + 1e-5)
+    torch.testing.assert_close(gbn(x), expected)
+
+
+def test_glu_layer_is_fc_bn_glu():
+    torch.manual_seed(0)
+    layer = GLULayer(4, 3, virtual_batch_size=1000).double().train()
+    x = torch.randn(20, 4, dtype=torch.float64)
+    h = torch.nn.functional.batch_norm(x @ layer.fc.weight.T, None, None, training=True)
+    torch.testing.assert_close(layer(x), h[:, :3] * torch.sigmoid(h[:, 3:]))
+
+
+def test_feature_transformer_residuals_scaled_by_sqrt_half():
+    torch.manual_seed(0)
+    shared = torch.nn.ModuleList([torch.nn.Linear(4, 12, bias=False), torch.nn.Linear(6, 12, bias=False)])
+    transformer = FeatureTransformer(4, 6, shared, n_independent=1, virtual_batch_size=1000, momentum=0.02).double()
+    x = torch.randn(30, 4, dtype=torch.float64)
+    first, second, third = transformer.layers
+    assert first.fc is shared[0] and second.fc is shared[1]
+    h1 = first(x)
+    h2 = (h1 + second(h1)) * math.sqrt(0.5)
+    expected = (h2 + third(h2)) * math.sqrt(0.5)
+    torch.testing.assert_close(transformer(x), expected)
+
+
+def test_feature_transformer_without_layers_is_an_error():
+    with pytest.raises(ValueError, match="n_shared \\+ n_independent >= 1"):
+        FeatureTransformer(4, 6, torch.nn.ModuleList(), n_independent=0, virtual_batch_size=8, momentum=0.02)

@@ -1,0 +1,119 @@
+import pytest
+import torch
+
+from sparsetab.network import ENTMAX_MODES, InputEmbedding, TabNet
+
+
+def _inputs(n_rows=64, seed=0):
+    generator = torch.Generator().manual_seed(seed)
+    numeric = torch.randn(n_rows, 3, generator=generator)
+    codes = torch.randint(0, 5, (n_rows, 2), generator=generator).float()
+    # columns: numeric, categorical (5 rows), numeric, categorical (5 rows), numeric
+    return torch.stack([numeric[:, 0], codes[:, 0], numeric[:, 1], codes[:, 1], numeric[:, 2]], dim=1)
+
+
+def _network(entmax_mode="sparsemax", **kwargs):
+    torch.manual_seed(0)
+    return TabNet(
+        [None, 5, None, 5, None], [1, 3, 1, 2, 1], output_dim=4, entmax_mode=entmax_mode, virtual_batch_size=16, **kwargs
+    )
+
+
+def test_input_embedding_group_matrix_maps_embedded_columns_to_input_columns():
+    embedding = InputEmbedding([None, 5, None, 5, None], [1, 3, 1, 2, 1])
+    assert embedding.output_dim == 3 + 3 + 2
+    expected = torch.zeros(5, 8)
+    expected[0, 0] = expected[2, 1] = expected[4, 2] = 1  # numeric columns first
+    expected[1, 3:6] = 1
+    expected[3, 6:8] = 1
+    torch.testing.assert_close(embedding.group_matrix, expected)
+    x = _inputs(4)
+    out = embedding(x)
+    torch.testing.assert_close(out[:, :3], x[:, [0, 2, 4]])
+    torch.testing.assert_close(out[:, 3:6], embedding.embeddings[0].weight[x[:, 1].long()])
+
+
+@pytest.mark.parametrize("entmax_mode", ENTMAX_MODES)
+def test_forward_shapes_and_masks_are_distributions(entmax_mode):
+    network = _network(entmax_mode, entmax_alpha=1.3, n_steps=4)
+    output, masks, sparsity_loss = network(_inputs())
+    assert output.shape == (64, 4)
+    assert masks.shape == (4, 64, 5)
+    assert sparsity_loss.shape == ()
+    assert (masks >= 0).all()
+    torch.testing.assert_close(masks.sum(dim=-1), torch.ones(4, 64))
+
+
+@pytest.mark.parametrize("entmax_mode", ENTMAX_MODES)
+def test_every_parameter_receives_a_gradient(entmax_mode):
+    network = _network(entmax_mode, entmax_alpha=1.3)
+    output, _, sparsity_loss = network(_inputs())
+    (output.square().mean() + 1e-3 * sparsity_loss).backward()
+    missing = [name for name, parameter in network.named_parameters() if parameter.grad is None]
+    assert missing == []
+    assert all(torch.isfinite(parameter.grad).all() for parameter in network.parameters())
+
+
+def test_sparsity_loss_is_mean_mask_entropy_and_output_is_head_of_relu_sum():
+    network = _network().eval()
+    x = _inputs()
+    output, masks, sparsity_loss = network(x)
+    entropy = -(masks * torch.log(masks + 1e-15)).sum(dim=-1).mean()
+    torch.testing.assert_close(sparsity_loss, entropy)
+    decision, masks_again, step_importance, _ = network.encode(x)
+    torch.testing.assert_close(output, network.head(decision))
+    torch.testing.assert_close(masks_again, masks)
+    # eta_b[i] sums to the L1 norm of the (non-negative) decision output.
+    torch.testing.assert_close(step_importance.sum(dim=1), decision.sum(dim=1))
+
+
+def test_prior_update_follows_the_paper():
+    # With gamma = 1 a column fully used at step 1 gets prior 0 and hence score 0 afterwards;
+    # we check P[i] = prod_j (gamma - M[j]) by recomputing the second mask from the first.
+    network = _network(gamma=1.0, n_steps=2).eval()
+    x = _inputs()
+    _, masks, _ = network(x)
+    attentive = network.attentive_transformers[1]
+    features = network.input_bn(network.embedding(x))
+    out = network.step_transformers[0](features * (masks[0] @ network.embedding.group_matrix))
+    prior = 1.0 - masks[0]
+    torch.testing.assert_close(attentive(out[:, network.n_d :], prior), masks[1])
+
+
+def test_categorical_embedding_dimensions_share_one_mask_value():
+    network = _network().eval()
+    x = _inputs()
+    _, masks, _ = network(x)
+    expanded = masks @ network.embedding.group_matrix
+    torch.testing.assert_close(expanded[..., 3], expanded[..., 4])  # both from input column 1
+    torch.testing.assert_close(expanded[..., 3], masks[..., 1])
+
+
+def test_adaptive_alpha_is_a_parameter_initialised_at_entmax_alpha():
+    network = _network("adaptive", entmax_alpha=1.3)
+    assert network.alphas == pytest.approx([1.3] * 3)
+    assert any(name.endswith("alpha_logit") for name, _ in network.named_parameters())
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"entmax_mode": "softmax"}, "entmax_mode must be one of"),
+        ({"entmax_mode": "constant", "entmax_alpha": 2.5}, "entmax_alpha must be in \\[1, 2\\]"),
+        ({"entmax_mode": "adaptive", "entmax_alpha": 2.0}, "needs 1 < entmax_alpha < 2"),
+    ],
+)
+def test_invalid_entmax_settings_are_rejected(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        _network(**kwargs)
+
+
+def test_constant_mode_uses_exact_maps_at_special_alphas():
+    x = _inputs()
+    reference = {2.0: "sparsemax", 1.5: "entmax15"}
+    for alpha, mode in reference.items():
+        constant = _network("constant", entmax_alpha=alpha).eval()
+        exact = _network(mode).eval()
+        torch.testing.assert_close(constant(x)[1], exact(x)[1])
+    softmax_masks = _network("constant", entmax_alpha=1.0).eval()(x)[1]
+    assert (softmax_masks > 0).all()  # softmax is dense

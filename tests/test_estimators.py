@@ -1,0 +1,232 @@
+import pickle
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from sklearn.base import clone
+from sklearn.datasets import make_classification, make_regression
+from sklearn.exceptions import ConvergenceWarning, NotFittedError
+from sklearn.metrics import r2_score
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from sparsetab import SparseTabNetClassifier, SparseTabNetRegressor
+
+FAST = dict(n_d=4, n_a=4, n_steps=2, virtual_batch_size=32, batch_size=64, random_state=0)
+
+
+@pytest.fixture(autouse=True)
+def _quiet():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        yield
+
+
+def _people(n_rows=200, seed=0):
+    """A DataFrame with string, bool and numeric columns; the label depends on city and age."""
+    rng = np.random.default_rng(seed)
+    city = rng.choice(["Paris", "Oslo", "Lima"], size=n_rows)
+    age = rng.uniform(20, 70, size=n_rows)
+    noise = rng.normal(size=n_rows)
+    member = rng.random(n_rows) < 0.5
+    label = np.where((city == "Oslo") | (age > 55), "yes", "no")
+    X = pd.DataFrame({"city": city, "age": age, "noise": noise, "member": member})
+    return X, pd.Series(label, name="target")
+
+
+def test_tiny_data_set_learns():
+    # 50 rows, far fewer than batch_size=1024: every epoch still takes a step.
+    X, y = make_classification(50, 4, n_informative=2, n_redundant=0, class_sep=2.0, random_state=1)
+    model = SparseTabNetClassifier(n_d=4, n_a=4, max_epochs=150, random_state=0, learning_rate=0.05)
+    assert model.fit(X, y) is model
+    assert model.n_iter_ >= 20
+    assert model.loss_curve_[-1] < 0.5 * model.loss_curve_[0]
+    assert model.score(X, y) >= 0.9
+
+
+def test_dataframe_with_string_columns_and_string_labels():
+    X, y = _people(400)
+    model = SparseTabNetClassifier(max_epochs=60, **FAST).fit(X, y)
+    assert model.classes_.tolist() == ["no", "yes"]
+    assert model.feature_names_in_.tolist() == ["city", "age", "noise", "member"]
+    predicted = model.predict(X)
+    assert predicted.dtype == model.classes_.dtype
+    assert set(predicted) <= {"no", "yes"}
+    assert model.score(X, y) > 0.85
+    proba = model.predict_proba(X)
+    assert proba.shape == (400, 2)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    np.testing.assert_array_equal(model.classes_[proba.argmax(axis=1)], predicted)
+
+
+def test_explain_contract():
+    X, y = _people(300)
+    model = SparseTabNetClassifier(max_epochs=20, **FAST).fit(X, y)
+    explanation = model.explain(X.iloc[:25])
+    assert explanation.step_masks.shape == (25, 2, 4)
+    np.testing.assert_allclose(explanation.step_masks.sum(axis=2), 1.0, atol=1e-5)
+    assert explanation.importances.shape == (25, 4)
+    sums = explanation.importances.sum(axis=1)
+    assert np.all(np.isclose(sums, 1.0, atol=1e-5) | (sums == 0))
+    assert not np.isnan(explanation.importances).any()
+    assert explanation.step_importance.shape == (25, 2)
+    assert (explanation.step_importance >= 0).all()
+    assert explanation.feature_names.tolist() == ["city", "age", "noise", "member"]
+    # M_agg recomputed by hand from the two other outputs.
+    eta = explanation.step_importance
+    used = eta.sum(axis=1) > 0
+    expected = np.einsum("ns,nsf->nf", eta[used], explanation.step_masks[used]) / eta[used].sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(explanation.importances[used], expected, rtol=1e-5)
+    np.testing.assert_array_equal(explanation.importances[~used], 0.0)
+    assert model.feature_importances_.shape == (4,)
+    assert model.feature_importances_.sum() == pytest.approx(1.0)
+
+
+def test_explain_rows_with_zero_decision_get_zeros(monkeypatch):
+    X, y = _people(100)
+    model = SparseTabNetClassifier(max_epochs=2, **FAST).fit(X, y)
+    for transformer in model.network_.step_transformers:  # make every step's ReLU(d) = 0
+        original = transformer.forward
+        monkeypatch.setattr(transformer, "forward", lambda x, original=original: -original(x).abs())
+    explanation = model.explain(X.iloc[:5])
+    np.testing.assert_array_equal(explanation.importances, 0.0)
+    np.testing.assert_array_equal(explanation.step_importance, 0.0)
+
+
+def test_numpy_input_has_generic_feature_names():
+    X, y = make_classification(120, 5, random_state=0)
+    model = SparseTabNetClassifier(max_epochs=3, **FAST).fit(X, y)
+    assert not hasattr(model, "feature_names_in_")
+    assert model.explain(X[:3]).feature_names.tolist() == ["x0", "x1", "x2", "x3", "x4"]
+
+
+def test_same_random_state_gives_identical_predictions_and_leaves_global_rngs_alone():
+    X, y = _people(200)
+    torch_state, numpy_state = torch.get_rng_state(), np.random.get_state()
+    first = SparseTabNetClassifier(max_epochs=5, **FAST).fit(X, y).predict_proba(X)
+    second = SparseTabNetClassifier(max_epochs=5, **FAST).fit(X, y).predict_proba(X)
+    np.testing.assert_array_equal(first, second)
+    assert torch.equal(torch.get_rng_state(), torch_state)
+    assert np.array_equal(np.random.get_state()[1], numpy_state[1])
+    other = SparseTabNetClassifier(max_epochs=5, **{**FAST, "random_state": 1}).fit(X, y).predict_proba(X)
+    assert not np.array_equal(first, other)
+
+
+def test_regressor_1d_and_2d_targets():
+    X, y = make_regression(300, 5, n_informative=3, noise=1.0, random_state=0)
+    model = SparseTabNetRegressor(max_epochs=80, **FAST).fit(X, y)
+    prediction = model.predict(X)
+    assert prediction.shape == (300,)
+    assert r2_score(y, prediction) > 0.8
+    Y = np.column_stack([y, -2 * y + 5])
+    model2 = SparseTabNetRegressor(max_epochs=80, **FAST).fit(X, Y)
+    assert model2.n_outputs_ == 2
+    prediction2 = model2.predict(X)
+    assert prediction2.shape == (300, 2)
+    assert r2_score(Y, prediction2) > 0.8
+    column = SparseTabNetRegressor(max_epochs=2, **FAST).fit(X, y[:, None]).predict(X)
+    assert column.shape == (300, 1)
+
+
+def test_regressor_offset_and_scaled_target_trains_like_centred_one():
+    X, y = make_regression(300, 5, n_informative=3, noise=1.0, random_state=0)
+    centred = SparseTabNetRegressor(max_epochs=40, **FAST).fit(X, y)
+    shifted = SparseTabNetRegressor(max_epochs=40, **FAST).fit(X, 1000 * y + 1e6)
+    np.testing.assert_allclose(shifted.target_mean_, [1000 * y.mean() + 1e6])
+    np.testing.assert_allclose((shifted.predict(X) - 1e6) / 1000, centred.predict(X), rtol=1e-3, atol=1e-2 * y.std())
+
+
+def test_zero_sample_weight_equals_dropping_rows():
+    X, y = _people(200)
+    weight = np.r_[np.ones(100), np.zeros(100)]
+    weighted = SparseTabNetClassifier(max_epochs=5, **FAST).fit(X, y, sample_weight=weight)
+    dropped = SparseTabNetClassifier(max_epochs=5, **FAST).fit(X.iloc[:100], y.iloc[:100])
+    np.testing.assert_allclose(weighted.predict_proba(X), dropped.predict_proba(X), rtol=1e-6)
+
+
+def test_explicit_validation_data_gives_early_stopping_and_scores():
+    X, y = _people(400)
+    model = SparseTabNetClassifier(max_epochs=30, n_iter_no_change=3, scoring="accuracy", **FAST)
+    model.fit(X.iloc[:300], y.iloc[:300], X_val=X.iloc[300:], y_val=y.iloc[300:])
+    assert len(model.validation_scores_) == model.n_iter_
+    assert model.best_validation_score_ == max(model.validation_scores_)
+    assert model.validation_scores_[model.best_epoch_] == model.best_validation_score_
+    # The restored weights give the best validation accuracy.
+    assert model.score(X.iloc[300:], y.iloc[300:]) == pytest.approx(model.best_validation_score_)
+
+
+def test_internal_validation_split_with_loss_scoring():
+    X, y = _people(300)
+    model = SparseTabNetClassifier(max_epochs=15, early_stopping=True, n_iter_no_change=2, **FAST).fit(X, y)
+    assert all(score < 0 for score in model.validation_scores_)  # negative validation loss
+    assert model.best_epoch_ is not None
+    no_validation = SparseTabNetClassifier(max_epochs=3, early_stopping=False, **FAST).fit(X, y)
+    assert no_validation.validation_scores_ is None and no_validation.best_validation_score_ is None
+
+
+def test_pipeline_grid_search_clone_and_pickle():
+    X, y = make_classification(150, 4, random_state=0)
+    pipeline = make_pipeline(StandardScaler(), SparseTabNetClassifier(max_epochs=3, **FAST))
+    search = GridSearchCV(pipeline, {"sparsetabnetclassifier__entmax_mode": ["sparsemax", "entmax15"]}, cv=2)
+    search.fit(X, y)
+    assert search.best_params_["sparsetabnetclassifier__entmax_mode"] in {"sparsemax", "entmax15"}
+    model = SparseTabNetClassifier(max_epochs=3, **FAST).fit(X, y)
+    assert clone(model).get_params() == model.get_params()
+    restored = pickle.loads(pickle.dumps(model))
+    np.testing.assert_array_equal(restored.predict_proba(X), model.predict_proba(X))
+
+
+@pytest.mark.parametrize("entmax_mode", ["entmax15", "constant", "adaptive"])
+def test_every_entmax_mode_fits(entmax_mode):
+    X, y = _people(200)
+    model = SparseTabNetClassifier(max_epochs=3, entmax_mode=entmax_mode, entmax_alpha=1.3, **FAST).fit(X, y)
+    assert model.entmax_alphas_.shape == (2,)
+    assert model.entmax_alpha_history_.shape == (model.n_iter_, 2)
+    np.testing.assert_allclose(model.explain(X.iloc[:5]).step_masks.sum(axis=2), 1.0, atol=1e-4)
+
+
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        ({"n_steps": 0}, "'n_steps' parameter"),
+        ({"entmax_mode": "softmax"}, "'entmax_mode' parameter"),
+        ({"entmax_alpha": 3.0}, "'entmax_alpha' parameter"),
+        ({"early_stopping": "sometimes"}, "'early_stopping' parameter"),
+    ],
+)
+def test_invalid_parameters_name_the_argument(params, message):
+    X, y = _people(50)
+    with pytest.raises(ValueError, match=message):
+        SparseTabNetClassifier(**params).fit(X, y)
+
+
+def test_input_errors():
+    X, y = _people(60)
+    model = SparseTabNetClassifier(max_epochs=1, **FAST)
+    with pytest.raises(NotFittedError):
+        model.predict(X)
+    with pytest.raises(ValueError, match="only one class"):
+        model.fit(X, np.zeros(60))
+    with pytest.raises(ValueError, match="X_val and y_val must be given together"):
+        model.fit(X, y, X_val=X)
+    with pytest.raises(TypeError, match="sparse"):
+        import scipy.sparse
+
+        model.fit(scipy.sparse.csr_matrix(np.ones((60, 4))), y)
+    model.fit(X, y)
+    with pytest.raises(ValueError, match="feature names"):
+        model.predict(X[["age", "city", "noise", "member"]])
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        SparseTabNetRegressor(max_epochs=1).fit(np.ones((5, 2)), [1.0, np.nan, 2, 3, 4])
+
+
+def test_fit_does_not_modify_input():
+    X, y = _people(100)
+    X_before, y_before = X.copy(deep=True), y.copy(deep=True)
+    model = SparseTabNetClassifier(max_epochs=2, **FAST).fit(X, y)
+    model.explain(X)
+    pd.testing.assert_frame_equal(X, X_before)
+    pd.testing.assert_series_equal(y, y_before)

@@ -1,0 +1,97 @@
+import numpy as np
+import pandas as pd
+import pytest
+
+from sparsetab._tabular import TabularEncoder, to_frame
+
+
+def _frame():
+    return pd.DataFrame(
+        {
+            "age": [30, 40, 50, 60],
+            "city": ["Paris", "Oslo", "Paris", None],
+            "grade": pd.Categorical(["b", "a", "b", "a"], categories=["a", "b", "c"]),
+            "member": [True, False, True, True],
+            "income": pd.array([1, 2, None, 4], dtype="Int64").fillna(3),
+            "ratio": [0.5, 1.5, 2.5, 3.5],
+        }
+    )
+
+
+def test_auto_typing_from_dtypes():
+    encoder = TabularEncoder("auto")
+    encoder.fit_transform(_frame())
+    assert encoder.is_categorical_.tolist() == [False, True, True, True, False, False]
+    assert encoder.categories_ == {1: ["Oslo", "Paris"], 2: ["a", "b"], 3: [False, True]}
+    assert encoder.cardinalities == [None, 3, 3, 3, None, None]
+
+
+def test_codes_reserve_zero_for_missing_and_unseen_and_numeric_is_standardised():
+    encoder = TabularEncoder("auto")
+    out = encoder.fit_transform(_frame())
+    assert out.dtype == np.float32
+    np.testing.assert_array_equal(out[:, 1], [2, 1, 2, 0])  # None -> 0
+    np.testing.assert_allclose(out[:, 0], (np.array([30, 40, 50, 60]) - 45) / np.std([30, 40, 50, 60]), rtol=1e-6)
+    new = _frame().assign(city=["Rome", "Oslo", np.nan, "Paris"], grade=pd.Categorical(["c", "b", "a", "a"]))
+    encoded = encoder.transform(new)
+    np.testing.assert_array_equal(encoded[:, 1], [0, 1, 0, 2])
+    np.testing.assert_array_equal(encoded[:, 2], [0, 2, 1, 1])  # "c" was never seen at fit
+
+
+def test_explicit_selection_by_name_index_and_mask():
+    frame = _frame().assign(code=[3, 1, 3, 2])
+    by_name = TabularEncoder(["city", "code"])
+    by_name.fit_transform(frame.drop(columns=["grade", "member"]))
+    assert by_name.is_categorical_.tolist() == [False, True, False, False, True]
+    assert by_name.categories_[4] == [1, 2, 3]
+    numeric = np.array([[1.0, 7.0], [2.0, 8.0], [1.0, 9.0]])
+    by_index = TabularEncoder([0])
+    np.testing.assert_array_equal(by_index.fit_transform(to_frame(numeric))[:, 0], [1, 2, 1])
+    by_mask = TabularEncoder([False, True])
+    assert by_mask.fit_transform(to_frame(numeric))[:, 1].tolist() == [1, 2, 3]
+
+
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        (["nope"], "not columns of X"),
+        ([7], "indices must be in"),
+        ([True, False], "boolean mask must have length"),
+        ([[0, 1]], "must be 1-D"),
+    ],
+)
+def test_bad_categorical_features_are_named(spec, message):
+    with pytest.raises(ValueError, match=message):
+        TabularEncoder(spec).fit_transform(_frame())
+
+
+def test_datetime_column_is_a_clear_error():
+    frame = pd.DataFrame({"when": pd.to_datetime(["2024-01-01", "2024-02-01"]), "x": [1.0, 2.0]})
+    with pytest.raises(TypeError, match="Column 'when' has dtype datetime64"):
+        TabularEncoder().fit_transform(frame)
+
+
+def test_numeric_missing_values_and_strings_are_named():
+    frame = pd.DataFrame({"a": [1.0, np.nan, np.inf], "b": [1.0, 2.0, np.nan]})
+    with pytest.raises(ValueError, match="'a': 2, 'b': 1"):
+        TabularEncoder().fit_transform(frame)
+    encoder = TabularEncoder()
+    encoder.fit_transform(pd.DataFrame({"a": [1.0, 2.0]}))
+    with pytest.raises(ValueError, match="Column 'a' is numeric"):
+        encoder.transform(pd.DataFrame({"a": ["one", "two"]}))
+
+
+def test_input_is_not_modified():
+    frame = _frame()
+    before = frame.copy(deep=True)
+    encoder = TabularEncoder()
+    encoder.fit_transform(frame)
+    encoder.transform(frame)
+    pd.testing.assert_frame_equal(frame, before)
+
+
+def test_numpy_object_columns_holding_numbers_are_numeric():
+    array = np.array([[1, "a"], [2, "b"]], dtype=object)
+    encoder = TabularEncoder()
+    encoder.fit_transform(to_frame(array))
+    assert encoder.is_categorical_.tolist() == [False, True]
