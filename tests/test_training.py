@@ -1,0 +1,110 @@
+import warnings
+
+import pytest
+import torch
+from sklearn.exceptions import ConvergenceWarning
+
+from sparsetab._training import TrainingConfig, _batches, train_network
+from sparsetab.network import TabNet
+
+
+def _config(**overrides):
+    values = dict(
+        batch_size=1024,
+        max_epochs=5,
+        learning_rate=0.02,
+        learning_rate_decay=1.0,
+        max_grad_norm=1.0,
+        lambda_sparse=1e-3,
+        n_iter_no_change=100,
+        tol=0.0,
+        early_stopping=False,
+        verbose=0,
+    )
+    values.update(overrides)
+    return TrainingConfig(**values)
+
+
+def _problem(n_rows=40, virtual_batch_size=16):
+    generator = torch.Generator().manual_seed(0)
+    X = torch.randn(n_rows, 3, generator=generator)
+    y = (X[:, 0] > 0).long()
+    torch.manual_seed(0)
+    network = TabNet([None] * 3, [1] * 3, output_dim=2, n_d=4, n_a=4, n_steps=2, virtual_batch_size=virtual_batch_size)
+    return network, X, y
+
+
+def _cross_entropy(output, target):
+    return torch.nn.functional.cross_entropy(output, target, reduction="none")
+
+
+@pytest.mark.parametrize("n_rows, batch_size, sizes", [(2049, 1024, [683, 683, 683]), (1025, 1024, [513, 512]), (50, 1024, [50])])
+def test_batches_are_balanced_and_cover_every_row(n_rows, batch_size, sizes):
+    batches = _batches(n_rows, batch_size, torch.Generator().manual_seed(0), "cpu")
+    assert [len(batch) for batch in batches] == sizes
+    assert torch.equal(torch.cat(batches).sort().values, torch.arange(n_rows))
+
+
+def test_training_set_smaller_than_batch_size_takes_one_step_per_epoch():
+    network, X, y = _problem(40)
+    before = [parameter.detach().clone() for parameter in network.parameters()]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        history = train_network(network, _cross_entropy, X, y, torch.ones(40), _config(max_epochs=3), torch.Generator())
+    assert len(history.loss_curve) == 3
+    assert all(loss > 0 for loss in history.loss_curve)
+    assert any(not torch.equal(old, new) for old, new in zip(before, network.parameters()))
+
+
+def test_sample_weight_scales_the_loss():
+    # One virtual batch, so that the (shuffled) row order does not change the batch statistics.
+    network, X, y = _problem(40, virtual_batch_size=64)
+    weights = torch.zeros(40)
+    weights[:20] = 2.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        history = train_network(network, _cross_entropy, X, y, weights, _config(max_epochs=1, lambda_sparse=0.0), torch.Generator())
+    network_again, *_ = _problem(40, virtual_batch_size=64)
+    network_again.train()
+    with torch.no_grad():
+        expected = _cross_entropy(network_again(X)[0], y)[:20].mean()
+    assert history.loss_curve[0] == pytest.approx(float(expected), rel=1e-5)
+
+
+def test_non_finite_loss_stops_restores_and_warns():
+    network, X, y = _problem(40)
+    state = {name: value.clone() for name, value in network.state_dict().items()}
+
+    def exploding(output, target):
+        return _cross_entropy(output, target) * float("nan")
+
+    with pytest.warns(RuntimeWarning, match="non-finite at epoch 1"):
+        history = train_network(network, exploding, X, y, torch.ones(40), _config(), torch.Generator())
+    assert history.diverged and history.loss_curve == []
+    for name, value in network.state_dict().items():
+        assert torch.equal(value, state[name]), name
+
+
+def test_convergence_warning_when_max_epochs_reached():
+    network, X, y = _problem(40)
+    with pytest.warns(ConvergenceWarning, match="max_epochs=2 reached"):
+        train_network(network, _cross_entropy, X, y, torch.ones(40), _config(max_epochs=2), torch.Generator())
+
+
+def test_early_stopping_restores_the_best_epoch():
+    network, X, y = _problem(40)
+    scores = iter([0.1, 0.5, 0.3, 0.2, 0.1, 0.0])
+    snapshots = []
+
+    def score_function():
+        snapshots.append({name: value.clone() for name, value in network.state_dict().items()})
+        return next(scores)
+
+    history = train_network(
+        network, _cross_entropy, X, y, torch.ones(40), _config(max_epochs=6, early_stopping=True, n_iter_no_change=3),
+        torch.Generator(), score_function,
+    )
+    assert history.validation_scores == [0.1, 0.5, 0.3, 0.2, 0.1]
+    assert history.best_epoch == 1 and history.converged
+    for name, value in network.state_dict().items():
+        assert torch.equal(value, snapshots[1][name]), name
