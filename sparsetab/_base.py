@@ -64,7 +64,6 @@ class BaseSparseTabNet(BaseEstimator):
         "device": [str, torch.device],
     }
 
-    @abstractmethod
     def __init__(
         self,
         *,

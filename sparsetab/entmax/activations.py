@@ -290,7 +290,20 @@ def entmax15(X, dim=-1, k=None):
     return Entmax15Function.apply(X, dim, k)
 
 
-class Sparsemax(nn.Module):
+class _SortBasedMap(nn.Module):
+    """Shared module plumbing of :class:`Sparsemax` and :class:`Entmax15`."""
+
+    def __init__(self, dim=-1, k=None):
+        super().__init__()
+        self.dim = dim
+        self.k = _check_k(k)
+
+    def extra_repr(self):
+        """Show ``dim`` and ``k`` in the module's repr."""
+        return f"dim={self.dim}, k={self.k}"
+
+
+class Sparsemax(_SortBasedMap):
     """Module form of :func:`sparsemax`.
 
     Parameters
@@ -311,21 +324,12 @@ class Sparsemax(nn.Module):
     ICML.
     """
 
-    def __init__(self, dim=-1, k=None):
-        super().__init__()
-        self.dim = dim
-        self.k = _check_k(k)
-
     def forward(self, X):
         """Apply sparsemax to ``X`` (any shape); returns the same shape and dtype."""
         return sparsemax(X, dim=self.dim, k=self.k)
 
-    def extra_repr(self):
-        """Show ``dim`` and ``k`` in the module's repr."""
-        return f"dim={self.dim}, k={self.k}"
 
-
-class Entmax15(nn.Module):
+class Entmax15(_SortBasedMap):
     """Module form of :func:`entmax15`.
 
     Parameters
@@ -346,15 +350,6 @@ class Entmax15(nn.Module):
     sequence-to-sequence models. ACL.
     """
 
-    def __init__(self, dim=-1, k=None):
-        super().__init__()
-        self.dim = dim
-        self.k = _check_k(k)
-
     def forward(self, X):
         """Apply 1.5-entmax to ``X`` (any shape); returns the same shape and dtype."""
         return entmax15(X, dim=self.dim, k=self.k)
-
-    def extra_repr(self):
-        """Show ``dim`` and ``k`` in the module's repr."""
-        return f"dim={self.dim}, k={self.k}"
