@@ -133,7 +133,7 @@ def train_network(network, loss_function, X, y, sample_weight, config, generator
                 f"The training loss became non-finite at epoch {epoch + 1}; training stopped and the "
                 "last finite weights were restored. Lower learning_rate or set max_grad_norm.",
                 RuntimeWarning,
-                stacklevel=3,
+                stacklevel=4,  # train_network <- fit <- scikit-learn fit context <- caller
             )
             break
         scheduler.step()
@@ -167,6 +167,6 @@ def train_network(network, loss_function, X, y, sample_weight, config, generator
             f"max_epochs={config.max_epochs} reached and the {monitored} was still improving. "
             "Consider raising max_epochs.",
             ConvergenceWarning,
-            stacklevel=3,
+            stacklevel=4,  # train_network <- fit <- scikit-learn fit context <- caller
         )
     return history
