@@ -12,7 +12,7 @@ from sklearn.metrics import check_scoring
 from sklearn.model_selection import train_test_split
 from sklearn.utils import Bunch, check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import _check_sample_weight, check_consistent_length, check_is_fitted, validate_data
 
 from ._tabular import TabularEncoder, to_frame
 from ._training import TrainingConfig, train_network
@@ -144,9 +144,8 @@ class BaseSparseTabNet(BaseEstimator):
     # ----- input validation ---------------------------------------------------------------
     def _validate_X(self, X, reset):
         """Check ``X``, record or compare its columns, and return it as a DataFrame (never a copy of one)."""
-        if scipy.sparse.issparse(X) or hasattr(X, "sparse") and isinstance(X, pd.DataFrame) and any(
-            isinstance(dtype, pd.SparseDtype) for dtype in X.dtypes
-        ):
+        sparse_frame = isinstance(X, pd.DataFrame) and any(isinstance(dtype, pd.SparseDtype) for dtype in X.dtypes)
+        if scipy.sparse.issparse(X) or sparse_frame:
             raise TypeError(
                 f"{type(self).__name__} does not accept sparse input (got {type(X).__name__}); "
                 "convert it with X.toarray() or a dense DataFrame."
@@ -217,6 +216,8 @@ class BaseSparseTabNet(BaseEstimator):
         weights = self._fit_sample_weight(y, sample_weight, frame)
         if (X_val is None) != (y_val is None):
             raise ValueError("X_val and y_val must be given together; got only one of them.")
+        if sample_weight_val is not None and X_val is None:
+            raise ValueError("sample_weight_val was given without X_val and y_val; it weights the rows of X_val.")
         keep = np.flatnonzero(weights > 0)
         if keep.size == 0:
             raise ValueError("sample_weight is zero for every row; at least one positive weight is required.")
@@ -234,6 +235,7 @@ class BaseSparseTabNet(BaseEstimator):
             )
             y_val_raw = self._raw_targets(targets_val)
         elif has_validation:
+            check_consistent_length(X_val, y_val, sample_weight_val)
             frame_val = X_val
             targets_val, _ = self._encode_targets(y_val, fitting=False)
             weights_val = _check_sample_weight(sample_weight_val, targets_val, dtype=np.float64, ensure_non_negative=True)

@@ -212,6 +212,12 @@ def test_input_errors():
         model.fit(X, np.zeros(60))
     with pytest.raises(ValueError, match="X_val and y_val must be given together"):
         model.fit(X, y, X_val=X)
+    with pytest.raises(ValueError, match="sample_weight_val was given without X_val"):
+        model.fit(X, y, sample_weight_val=np.ones(60))
+    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+        model.fit(X, y, X_val=X, y_val=y[:10])
+    with pytest.raises(ValueError, match="y_val contains labels not seen in y"):
+        model.fit(X, y, X_val=X.iloc[:2], y_val=["no", "maybe"])
     with pytest.raises(TypeError, match="sparse"):
         import scipy.sparse
 
