@@ -12,7 +12,12 @@ from sklearn.metrics import check_scoring
 from sklearn.model_selection import train_test_split
 from sklearn.utils import Bunch, check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import _check_sample_weight, check_consistent_length, check_is_fitted, validate_data
+from sklearn.utils.validation import (
+    _check_sample_weight,
+    check_consistent_length,
+    check_is_fitted,
+    validate_data,
+)
 
 from ._tabular import TabularEncoder, to_frame
 from ._training import TrainingConfig, train_network
