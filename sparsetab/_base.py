@@ -212,6 +212,10 @@ class BaseSparseTabNet(BaseEstimator):
         TypeError
             For sparse input or unsupported column dtypes (datetime, complex).
         """
+        self._fitted = False  # a fit that fails half-way leaves the estimator unfitted, not mixed
+        if y is None:
+            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None.")
+        self._check_device()
         frame = self._validate_X(X, reset=True)
         targets, stratify = self._encode_targets(y, fitting=True)
         if len(targets) != frame.shape[0]:
@@ -247,6 +251,11 @@ class BaseSparseTabNet(BaseEstimator):
             y_val_raw = y_val
         else:
             frame_val = None
+        if frame.shape[0] < 2:
+            raise ValueError(
+                f"Training needs at least 2 rows for batch normalisation; got n_samples={frame.shape[0]} "
+                "after dropping rows of zero sample_weight and holding out validation rows."
+            )
 
         self._encoder = TabularEncoder(self.categorical_features)
         X_train = torch.from_numpy(self._encoder.fit_transform(frame)).to(self.device)
@@ -275,7 +284,10 @@ class BaseSparseTabNet(BaseEstimator):
 
         score_function = None
         if frame_val is not None:
-            score_function = self._make_score_function(frame_val, targets_val, y_val_raw, weights_val)
+            weights_given = sample_weight is not None or sample_weight_val is not None
+            score_function = self._make_score_function(
+                frame_val, targets_val, y_val_raw, weights_val if weights_given else None
+            )
         config = TrainingConfig(
             batch_size=self.batch_size,
             max_epochs=self.max_epochs,
@@ -289,19 +301,39 @@ class BaseSparseTabNet(BaseEstimator):
             verbose=self.verbose,
         )
         generator = torch.Generator().manual_seed(seed)
-        history = train_network(self.network_, self._loss, X_train, y_train, w_train, config, generator, score_function)
+        # The state is complete from here on, and a scorer given as `scoring` calls predict.
+        self._fitted = True
+        try:
+            history = train_network(
+                self.network_, self._loss, X_train, y_train, w_train, config, generator, score_function
+            )
+        except BaseException:
+            self._fitted = False
+            raise
 
         self.n_iter_ = len(history.loss_curve)
         self.loss_curve_ = history.loss_curve
         self.validation_scores_ = history.validation_scores
         self.best_validation_score_ = (
-            max(history.validation_scores) if early_stopping and history.validation_scores else None
+            history.validation_scores[history.best_epoch] if early_stopping and history.best_epoch is not None else None
         )
         self.best_epoch_ = history.best_epoch if early_stopping else None
         self.entmax_alphas_ = np.asarray(self.network_.alphas)
         self.entmax_alpha_history_ = np.asarray(history.alpha_history).reshape(-1, self.n_steps)
         self.feature_importances_ = self._training_importances(X_train, random_state)
         return self
+
+    def __sklearn_is_fitted__(self):
+        return getattr(self, "_fitted", False)
+
+    def _check_device(self):
+        try:
+            torch.empty(0, device=torch.device(self.device))
+        except (RuntimeError, AssertionError) as error:
+            raise ValueError(
+                f"device={self.device!r} is not usable here ({error}); accepted: 'cpu' or an available "
+                "accelerator such as 'cuda' or 'cuda:0'."
+            ) from error
 
     def _split_validation(self, frame, targets, weights, stratify, seed):
         n_samples = frame.shape[0]
@@ -339,7 +371,9 @@ class BaseSparseTabNet(BaseEstimator):
         if self.scoring == "loss":
             X_val = self._encode_X(frame_val)
             y_val = self._target_tensor(targets_val)
-            w_val = torch.as_tensor(weights_val, dtype=torch.float32, device=self.device)
+            w_val = torch.as_tensor(
+                np.ones(len(targets_val)) if weights_val is None else weights_val, dtype=torch.float32, device=self.device
+            )
 
             def negative_validation_loss():
                 self.network_.eval()
@@ -356,6 +390,9 @@ class BaseSparseTabNet(BaseEstimator):
         scorer = check_scoring(self, scoring=self.scoring)
 
         def validation_score():
+            # Only pass weights when the user gave some: a plain callable scorer(est, X, y) works.
+            if weights_val is None:
+                return scorer(self, frame_val, y_val_raw)
             return scorer(self, frame_val, y_val_raw, sample_weight=weights_val)
 
         return validation_score

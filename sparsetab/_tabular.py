@@ -158,10 +158,12 @@ class TabularEncoder:
             try:
                 values = pd.to_numeric(column).to_numpy(dtype=np.float64, na_value=np.nan)
             except (ValueError, TypeError) as error:
+                not_numbers = column[pd.to_numeric(column, errors="coerce").isna() & column.notna()]
+                example = not_numbers.iloc[0] if len(not_numbers) else column.iloc[0]
                 raise ValueError(
                     f"Column {names[j]!r} is numeric (it was numeric at fit or not selected by "
-                    f"categorical_features) but holds values that are not numbers, e.g. "
-                    f"{column.iloc[0]!r}. Convert it, or list it in categorical_features."
+                    f"categorical_features) but holds {len(not_numbers)} value(s) that are not numbers, "
+                    f"e.g. {example!r}. Convert it, or list it in categorical_features."
                 ) from error
             blocks.append(values)
         numeric = np.column_stack(blocks) if blocks else np.empty((frame.shape[0], 0))

@@ -96,7 +96,7 @@ def train_network(network, loss_function, X, y, sample_weight, config, generator
     sklearn.exceptions.ConvergenceWarning
         When ``max_epochs`` is reached while the monitored quantity still improves.
     RuntimeWarning
-        When the loss becomes non-finite; the last finite weights are restored.
+        When the loss or the weights become non-finite; the last finite weights are restored.
     """
     from sklearn.exceptions import ConvergenceWarning
 
@@ -106,7 +106,7 @@ def train_network(network, loss_function, X, y, sample_weight, config, generator
     best_score, best_state, epochs_without_improvement = -math.inf, None, 0
     n_rows = X.shape[0]
     for epoch in range(config.max_epochs):
-        epoch_start_state = None if config.early_stopping else copy.deepcopy(network.state_dict())
+        epoch_start_state = copy.deepcopy(network.state_dict())
         network.train()
         total, total_weight = 0.0, 0.0
         for index in _batches(n_rows, config.batch_size, generator, X.device):
@@ -125,12 +125,12 @@ def train_network(network, loss_function, X, y, sample_weight, config, generator
             optimizer.step()
             total += float(objective.detach()) * float(batch_weight)
             total_weight += float(batch_weight)
+        # A finite loss can still leave overflowed weights or batch norm statistics behind.
+        history.diverged = history.diverged or not all(torch.isfinite(value).all() for value in network.state_dict().values())
         if history.diverged:
-            restored = best_state if best_state is not None else epoch_start_state
-            if restored is not None:
-                network.load_state_dict(restored)
+            network.load_state_dict(best_state if best_state is not None else epoch_start_state)
             warnings.warn(
-                f"The training loss became non-finite at epoch {epoch + 1}; training stopped and the "
+                f"The training loss or the weights became non-finite at epoch {epoch + 1}; training stopped and the "
                 "last finite weights were restored. Lower learning_rate or set max_grad_norm.",
                 RuntimeWarning,
                 stacklevel=4,  # train_network <- fit <- scikit-learn fit context <- caller
@@ -148,13 +148,21 @@ def train_network(network, loss_function, X, y, sample_weight, config, generator
         # Early stopping monitors the validation score; otherwise, as scikit-learn's MLP, the
         # training loss decides convergence.
         score = history.validation_scores[-1] if config.early_stopping else -history.loss_curve[-1]
-        if score > best_score + config.tol:
-            best_score, epochs_without_improvement = score, 0
+        if math.isnan(score):
+            warnings.warn(
+                f"The validation score is NaN at epoch {epoch + 1} (e.g. a metric undefined on the "
+                "validation rows); it counts as no improvement.",
+                RuntimeWarning,
+                stacklevel=4,  # train_network <- fit <- scikit-learn fit context <- caller
+            )
+        # As scikit-learn's MLP: patience counts epochs without an improvement of at least tol,
+        # while the kept weights are those of the best score, however small its lead.
+        epochs_without_improvement = 0 if score > best_score + config.tol else epochs_without_improvement + 1
+        if score > best_score:
+            best_score = score
             history.best_epoch = epoch
             if config.early_stopping:
                 best_state = copy.deepcopy(network.state_dict())
-        else:
-            epochs_without_improvement += 1
         if epochs_without_improvement >= config.n_iter_no_change:
             history.converged = True
             break

@@ -355,6 +355,11 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
             raise ValueError(f"y_val has {y.shape[1] if y.ndim == 2 else 1} output(s); y had {self.n_outputs_}.")
         return y.reshape(len(y), -1), None
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        return tags
+
     def _fit_target_transform(self, targets):
         self.target_mean_ = targets.mean(axis=0)
         scale = targets.std(axis=0)

@@ -236,3 +236,63 @@ def test_fit_does_not_modify_input():
     model.explain(X)
     pd.testing.assert_frame_equal(X, X_before)
     pd.testing.assert_series_equal(y, y_before)
+
+
+def test_fewer_than_two_training_rows_is_a_clear_error():
+    X, y = make_regression(30, 3, random_state=0)
+    with pytest.raises(ValueError, match="at least 2 rows .* n_samples=1"):
+        SparseTabNetRegressor(max_epochs=1).fit(X[:1], y[:1])
+    with pytest.raises(ValueError, match="n_samples=1 after dropping rows of zero sample_weight"):
+        SparseTabNetRegressor(max_epochs=1).fit(X, y, sample_weight=np.r_[1.0, np.zeros(29)])
+    with pytest.raises(ValueError, match="requires y to be passed"):
+        SparseTabNetRegressor().fit(X, None)
+
+
+def test_failed_refit_leaves_the_estimator_unfitted():
+    X, y = _people(60)
+    model = SparseTabNetClassifier(max_epochs=2, **FAST).fit(X, y)
+    three_classes = np.resize(["a", "b", "c"], 60)
+    with pytest.raises(ValueError, match="X_val and y_val"):
+        model.fit(X, three_classes, X_val=X.iloc[:5])
+    with pytest.raises(NotFittedError):
+        model.predict(X)
+
+
+def test_small_categorical_data_predicts_what_it_learned():
+    # Batch norm running statistics must follow the embeddings even with few optimisation steps.
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 40)
+    X = pd.DataFrame({"a": np.array(list("abcd"))[rng.integers(0, 4, 40)], "b": pd.Categorical(np.array(list("xy"))[y])})
+    model = SparseTabNetClassifier(max_epochs=20, batch_size=8, virtual_batch_size=8, random_state=0).fit(X, y)
+    assert model.score(X, y) == 1.0
+
+
+def test_divergence_warns_and_keeps_finite_predictions():
+    X, y = make_regression(64, 3, random_state=0)
+    model = SparseTabNetRegressor(max_epochs=20, batch_size=16, learning_rate=1e6, max_grad_norm=None, random_state=0)
+    with pytest.warns(RuntimeWarning, match="non-finite"):
+        model.fit(X, y)
+    assert np.isfinite(model.predict(X)).all()
+    assert np.isfinite(model.explain(X).step_masks).all()
+
+
+def test_callable_scorer_without_sample_weight_and_best_score_matches_restored_epoch():
+    X, y = _people(200)
+    calls = []
+
+    def accuracy(estimator, X_val, y_val):
+        calls.append(len(X_val))
+        return float(np.mean(estimator.predict(X_val) == np.asarray(y_val)))
+
+    model = SparseTabNetClassifier(max_epochs=12, early_stopping=True, tol=0.05, n_iter_no_change=20, scoring=accuracy, **FAST)
+    model.fit(X, y)
+    assert calls == [20] * model.n_iter_
+    assert model.best_validation_score_ == model.validation_scores_[model.best_epoch_] == max(model.validation_scores_)
+
+
+def test_device_and_tags():
+    X, y = make_regression(30, 3, random_state=0)
+    with pytest.raises(ValueError, match="device='nowhere' is not usable"):
+        SparseTabNetRegressor(device="nowhere").fit(X, y)
+    assert SparseTabNetRegressor().__sklearn_tags__().target_tags.multi_output
+    assert not SparseTabNetClassifier().__sklearn_tags__().input_tags.allow_nan

@@ -49,7 +49,10 @@ def _sparsemax_from_sorted(Z, dim):
     cumsum = torch.where(finite, Z, 0).cumsum(dim)
     j = _positions(Z, dim)
     support = _leading_run(1 + j * Z > cumsum, dim)
-    tau = (cumsum.gather(dim, support - 1) - 1) / support.to(Z.dtype)
+    # Only a NaN row has an empty support; reading position 0 then lets the NaN
+    # propagate to the output (as softmax does) instead of failing on index -1.
+    last = (support - 1).clamp(min=0)
+    tau = (cumsum.gather(dim, last) - 1) / support.clamp(min=1).to(Z.dtype)
     return tau, support
 
 
@@ -62,7 +65,7 @@ def _entmax15_from_sorted(Z, dim):
     delta = (1 - j * (mean_sq - mean * mean)) / j
     tau = mean - torch.sqrt(torch.clamp(delta, min=0))
     support = _leading_run(tau <= Z, dim)
-    return tau.gather(dim, support - 1), support
+    return tau.gather(dim, (support - 1).clamp(min=0)), support  # see _sparsemax_from_sorted
 
 
 def _threshold_and_support(Z, dim, k, from_sorted):

@@ -33,11 +33,16 @@ class GhostBatchNorm(nn.Module):
     ----------
     num_features : int
         Number of features (columns) of the input.
-    virtual_batch_size : int, default=128
-        Target number of rows per virtual batch.
+    virtual_batch_size : int or None, default=128
+        Target number of rows per virtual batch; None normalises the whole batch at once
+        (plain batch norm, used for TabNet's input).
     momentum : float, default=0.02
         Weight of the new batch statistics in the running statistics (PyTorch convention;
-        the TabNet paper's ``m_B`` in TensorFlow convention equals ``1 - momentum``).
+        the TabNet paper's ``m_B`` in TensorFlow convention equals ``1 - momentum``). The
+        first ``1 / momentum`` updates use the cumulative average instead (weight
+        ``1 / t`` at update ``t``), so the running statistics do not stay near their initial
+        (0, 1) on a small data set that gives few optimisation steps; the exponential average
+        takes over afterwards.
     epsilon : float, default=1e-5
         Added to the variance for numerical stability.
 
@@ -56,6 +61,7 @@ class GhostBatchNorm(nn.Module):
         self.bias = nn.Parameter(torch.zeros(num_features))
         self.register_buffer("running_mean", torch.zeros(num_features))
         self.register_buffer("running_var", torch.ones(num_features))
+        self.register_buffer("num_batches_tracked", torch.tensor(0, dtype=torch.long))
 
     def forward(self, x):
         """Normalise ``x``.
@@ -72,7 +78,7 @@ class GhostBatchNorm(nn.Module):
             scale = torch.rsqrt(self.running_var + self.epsilon) * self.weight
             return (x - self.running_mean) * scale + self.bias
         n_rows = x.shape[0]
-        n_virtual = max(1, math.ceil(n_rows / self.virtual_batch_size))
+        n_virtual = 1 if self.virtual_batch_size is None else max(1, math.ceil(n_rows / self.virtual_batch_size))
         small, n_large = divmod(n_rows, n_virtual)
         # n_large virtual batches of (small + 1) rows, then the rest of `small` rows.
         split = n_large * (small + 1)
@@ -97,8 +103,10 @@ class GhostBatchNorm(nn.Module):
         batch_mean = torch.cat(means).mean(dim=0)
         corrected = [var * (count / (count - 1)) if count > 1 else var for var, count in zip(variances, counts)]
         batch_var = torch.cat(corrected).mean(dim=0)
-        self.running_mean.lerp_(batch_mean.detach(), self.momentum)
-        self.running_var.lerp_(batch_var.detach(), self.momentum)
+        self.num_batches_tracked += 1
+        weight = max(self.momentum, 1.0 / int(self.num_batches_tracked))
+        self.running_mean.lerp_(batch_mean.detach(), weight)
+        self.running_var.lerp_(batch_var.detach(), weight)
 
 
 class GLULayer(nn.Module):

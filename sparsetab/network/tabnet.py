@@ -4,7 +4,7 @@ import torch
 from torch import nn
 
 from .attentive import AttentiveTransformer
-from .blocks import FeatureTransformer
+from .blocks import FeatureTransformer, GhostBatchNorm
 from .embeddings import InputEmbedding
 
 __all__ = ["TabNet"]
@@ -86,7 +86,7 @@ class TabNet(nn.Module):
         self.embedding = InputEmbedding(cardinalities, embedding_dims)
         width = self.embedding.output_dim
         n_groups = len(cardinalities)
-        self.input_bn = nn.BatchNorm1d(width, momentum=momentum)
+        self.input_bn = GhostBatchNorm(width, virtual_batch_size=None, momentum=momentum)
         hidden = n_d + n_a
         self.shared_fcs = nn.ModuleList(
             nn.Linear(width if index == 0 else hidden, 2 * hidden, bias=False) for index in range(n_shared)

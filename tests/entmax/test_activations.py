@@ -212,3 +212,12 @@ def test_any_dim_matches_moving_dim_last(shape, data):
         expected = f(X.movedim(dim, -1)).movedim(-1, dim)
         assert_close(f(X, dim=dim), expected)
         assert_close(f(X, dim=dim, k=1), expected)
+
+
+@pytest.mark.parametrize("function", [sparsemax, entmax15])
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_non_finite_rows_propagate_nan_without_failing(function, bad):
+    X = torch.tensor([[0.5, bad, 0.2], [0.5, 0.2, -0.1]])
+    Y = function(X)
+    assert torch.isnan(Y[0]).any()  # not a distribution: the NaN reaches the loss
+    assert_close(Y[1], function(X[1:])[0])

@@ -42,14 +42,27 @@ def test_ghost_batch_norm_single_row_does_not_crash_and_gives_bias():
 
 def test_ghost_batch_norm_running_statistics_and_eval_mode():
     x = torch.tensor([[1.0], [3.0], [10.0], [14.0]], dtype=torch.float64)
-    gbn = GhostBatchNorm(1, virtual_batch_size=2, momentum=0.5).double().train()
+    gbn = GhostBatchNorm(1, virtual_batch_size=2, momentum=0.25).double().train()
     gbn(x)
-    # virtual batch means 2 and 12 -> 7; unbiased variances 2 and 8 -> 5.
-    torch.testing.assert_close(gbn.running_mean, torch.tensor([0.5 * 0 + 0.5 * 7.0], dtype=torch.float64))
-    torch.testing.assert_close(gbn.running_var, torch.tensor([0.5 * 1 + 0.5 * 5.0], dtype=torch.float64))
+    # First update takes the batch statistics as they are: virtual batch means 2 and 12 -> 7;
+    # unbiased variances 2 and 8 -> 5.
+    assert gbn.running_mean.item() == 7.0 and gbn.running_var.item() == 5.0
+    gbn(x + 2.0)  # second update: cumulative average (weight 1/2 > momentum), mean 9, var 5
+    assert gbn.running_mean.item() == 8.0 and gbn.running_var.item() == 5.0
+    for _ in range(2):  # updates 3 and 4: weights 1/3 and 1/4
+        gbn(x)
+    assert gbn.running_mean.item() == pytest.approx((7 + 9 + 7 + 7) / 4)
+    gbn(x + 4.0)  # update 5: the exponential average with momentum 0.25 has taken over
+    assert gbn.running_mean.item() == pytest.approx(0.75 * 7.5 + 0.25 * 11)
     gbn.eval()
-    expected = (x - 3.5) / torch.sqrt(torch.tensor(3.0, dtype=torch.float64) + 1e-5)
+    expected = (x - gbn.running_mean) / torch.sqrt(gbn.running_var + 1e-5)
     torch.testing.assert_close(gbn(x), expected)
+
+
+def test_plain_batch_norm_when_virtual_batch_size_is_none():
+    x = torch.randn(300, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    gbn = GhostBatchNorm(4, virtual_batch_size=None).double().train()
+    torch.testing.assert_close(gbn(x), torch.nn.functional.batch_norm(x, None, None, training=True))
 
 
 def test_glu_layer_is_fc_bn_glu():
