@@ -28,7 +28,10 @@ from sparsetab.datasets import load_adult  # noqa: E402
 
 def plot_masks(explanation, entmax_mode, path):
     """Heatmaps of each decision step's mask and of the aggregate importances, one row per sample."""
-    panels = [(f"step {i + 1} mask ({entmax_mode})", explanation.step_masks[:, i]) for i in range(explanation.step_masks.shape[1])]
+    panels = [
+        (f"step {i + 1} mask ({entmax_mode})", explanation.step_masks[:, i])
+        for i in range(explanation.step_masks.shape[1])
+    ]
     panels.append(("aggregate importance", explanation.importances))
     names = explanation.feature_names
     figure, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 0.35 * len(names) + 2.5), sharey=True)

@@ -158,7 +158,9 @@ class BaseSparseTabNet(BaseEstimator):
         if isinstance(X, pd.DataFrame):
             validate_data(self, X, reset=reset, skip_check_array=True)
             if X.shape[0] == 0:
-                raise ValueError(f"X is empty: found array with 0 sample(s) (shape={X.shape}) while a minimum of 1 is required.")
+                raise ValueError(
+                    f"X is empty: found array with 0 sample(s) (shape={X.shape}) while a minimum of 1 is required."
+                )
             if X.shape[1] == 0:
                 raise ValueError(f"X has 0 feature(s) (shape={X.shape}) while a minimum of 1 is required.")
             return X
@@ -247,7 +249,9 @@ class BaseSparseTabNet(BaseEstimator):
             check_consistent_length(X_val, y_val, sample_weight_val)
             frame_val = X_val
             targets_val, _ = self._encode_targets(y_val, fitting=False)
-            weights_val = _check_sample_weight(sample_weight_val, targets_val, dtype=np.float64, ensure_non_negative=True)
+            weights_val = _check_sample_weight(
+                sample_weight_val, targets_val, dtype=np.float64, ensure_non_negative=True
+            )
             y_val_raw = y_val
         else:
             frame_val = None
@@ -284,10 +288,13 @@ class BaseSparseTabNet(BaseEstimator):
 
         score_function = None
         if frame_val is not None:
-            weights_given = sample_weight is not None or sample_weight_val is not None
-            score_function = self._make_score_function(
-                frame_val, targets_val, y_val_raw, weights_val if weights_given else None
+            # A scorer gets weights only when the user gave some, so a plain scorer(est, X, y) works.
+            weights_given = (
+                sample_weight is not None
+                or sample_weight_val is not None
+                or getattr(self, "class_weight", None) is not None
             )
+            score_function = self._make_score_function(frame_val, targets_val, y_val_raw, weights_val, weights_given)
         config = TrainingConfig(
             batch_size=self.batch_size,
             max_epochs=self.max_epochs,
@@ -367,20 +374,21 @@ class BaseSparseTabNet(BaseEstimator):
     def _fit_target_transform(self, targets):
         """Learn target scaling (regression); nothing by default."""
 
-    def _make_score_function(self, frame_val, targets_val, y_val_raw, weights_val):
+    def _make_score_function(self, frame_val, targets_val, y_val_raw, weights_val, pass_weights):
         if self.scoring == "loss":
             X_val = self._encode_X(frame_val)
             y_val = self._target_tensor(targets_val)
-            w_val = torch.as_tensor(
-                np.ones(len(targets_val)) if weights_val is None else weights_val, dtype=torch.float32, device=self.device
-            )
+            w_val = torch.as_tensor(weights_val, dtype=torch.float32, device=self.device)
 
             def negative_validation_loss():
                 self.network_.eval()
                 with torch.inference_mode():
                     losses = torch.cat(
                         [
-                            self._loss(self.network_(X_val[start : start + _INFERENCE_BATCH_ROWS])[0], y_val[start : start + _INFERENCE_BATCH_ROWS])
+                            self._loss(
+                                self.network_(X_val[start : start + _INFERENCE_BATCH_ROWS])[0],
+                                y_val[start : start + _INFERENCE_BATCH_ROWS],
+                            )
                             for start in range(0, X_val.shape[0], _INFERENCE_BATCH_ROWS)
                         ]
                     )
@@ -390,10 +398,9 @@ class BaseSparseTabNet(BaseEstimator):
         scorer = check_scoring(self, scoring=self.scoring)
 
         def validation_score():
-            # Only pass weights when the user gave some: a plain callable scorer(est, X, y) works.
-            if weights_val is None:
-                return scorer(self, frame_val, y_val_raw)
-            return scorer(self, frame_val, y_val_raw, sample_weight=weights_val)
+            if pass_weights:
+                return scorer(self, frame_val, y_val_raw, sample_weight=weights_val)
+            return scorer(self, frame_val, y_val_raw)
 
         return validation_score
 

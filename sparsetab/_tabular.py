@@ -137,7 +137,9 @@ class TabularEncoder:
     @property
     def cardinalities(self):
         """list of int or None: embedding rows per column (K + 1), None for numeric columns."""
-        return [len(self.categories_[j]) + 1 if self.is_categorical_[j] else None for j in range(len(self.is_categorical_))]
+        return [
+            len(self.categories_[j]) + 1 if self.is_categorical_[j] else None for j in range(len(self.is_categorical_))
+        ]
 
     def _assemble(self, frame, numeric):
         out = np.empty(frame.shape, dtype=np.float32)
@@ -171,9 +173,7 @@ class TabularEncoder:
         if bad.any():
             counts = bad.sum(axis=0)
             where = ", ".join(
-                f"{names[j]!r}: {count}"
-                for j, count in zip(np.flatnonzero(~self.is_categorical_), counts)
-                if count
+                f"{names[j]!r}: {count}" for j, count in zip(np.flatnonzero(~self.is_categorical_), counts) if count
             )
             raise ValueError(
                 f"Numeric input contains missing values or infinities (column: count) {where}. "
@@ -218,9 +218,7 @@ class TabularEncoder:
         if values.dtype.kind in "iu":
             out_of_range = [int(v) for v in values if not -n_features <= v < n_features]
             if out_of_range:
-                raise ValueError(
-                    f"categorical_features indices must be in [0, {n_features}), got {out_of_range}."
-                )
+                raise ValueError(f"categorical_features indices must be in [0, {n_features}), got {out_of_range}.")
             mask[values] = True
             return mask
         if values.dtype.kind in "UO":

@@ -126,7 +126,9 @@ def train_network(network, loss_function, X, y, sample_weight, config, generator
             total += float(objective.detach()) * float(batch_weight)
             total_weight += float(batch_weight)
         # A finite loss can still leave overflowed weights or batch norm statistics behind.
-        history.diverged = history.diverged or not all(torch.isfinite(value).all() for value in network.state_dict().values())
+        history.diverged = history.diverged or not all(
+            torch.isfinite(value).all() for value in network.state_dict().values()
+        )
         if history.diverged:
             network.load_state_dict(best_state if best_state is not None else epoch_start_state)
             warnings.warn(

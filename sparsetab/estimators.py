@@ -240,7 +240,8 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
             self.classes_ = np.unique(y)
             if len(self.classes_) < 2:
                 raise ValueError(
-                    f"y contains only one class ({self.classes_[0]!r}); a classifier needs samples of at least 2 classes."
+                    f"y contains only one class ({self.classes_[0]!r}); a classifier needs samples of "
+                    "at least 2 classes."
                 )
             codes = np.searchsorted(self.classes_, y)
             return codes, codes
@@ -346,7 +347,8 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
             raise ValueError(f"y must be 1-D or 2-D, got shape {y.shape}.")
         if not np.isfinite(y).all():
             raise ValueError(
-                f"y contains {int((~np.isfinite(y)).sum())} NaN or infinite value(s); regression targets must be finite."
+                f"y contains {int((~np.isfinite(y)).sum())} NaN or infinite value(s); regression targets "
+                "must be finite."
             )
         if fitting:
             self._y_ndim = y.ndim

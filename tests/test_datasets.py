@@ -35,7 +35,17 @@ def test_built_wheel_ships_the_data_and_loads_it(tmp_path):
 
     root = Path(__file__).resolve().parents[1]
     build = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", str(root), "--no-deps", "--no-build-isolation", "-w", str(tmp_path / "dist")],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            str(root),
+            "--no-deps",
+            "--no-build-isolation",
+            "-w",
+            str(tmp_path / "dist"),
+        ],
         capture_output=True,
         text=True,
     )
@@ -43,7 +53,11 @@ def test_built_wheel_ships_the_data_and_loads_it(tmp_path):
     (wheel,) = (tmp_path / "dist").glob("sparsetab-*.whl")
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
-        assert {"sparsetab/_data/adult/train.csv.gz", "sparsetab/_data/adult/test.csv.gz", "sparsetab/_data/adult/SOURCE.md"} <= names
+        assert {
+            "sparsetab/_data/adult/train.csv.gz",
+            "sparsetab/_data/adult/test.csv.gz",
+            "sparsetab/_data/adult/SOURCE.md",
+        } <= names
         archive.extractall(tmp_path / "site")
     script = (
         "import sparsetab, sparsetab.datasets as d; "

@@ -262,7 +262,9 @@ def test_small_categorical_data_predicts_what_it_learned():
     # Batch norm running statistics must follow the embeddings even with few optimisation steps.
     rng = np.random.default_rng(0)
     y = rng.integers(0, 2, 40)
-    X = pd.DataFrame({"a": np.array(list("abcd"))[rng.integers(0, 4, 40)], "b": pd.Categorical(np.array(list("xy"))[y])})
+    X = pd.DataFrame(
+        {"a": np.array(list("abcd"))[rng.integers(0, 4, 40)], "b": pd.Categorical(np.array(list("xy"))[y])}
+    )
     model = SparseTabNetClassifier(max_epochs=20, batch_size=8, virtual_batch_size=8, random_state=0).fit(X, y)
     assert model.score(X, y) == 1.0
 
@@ -284,7 +286,9 @@ def test_callable_scorer_without_sample_weight_and_best_score_matches_restored_e
         calls.append(len(X_val))
         return float(np.mean(estimator.predict(X_val) == np.asarray(y_val)))
 
-    model = SparseTabNetClassifier(max_epochs=12, early_stopping=True, tol=0.05, n_iter_no_change=20, scoring=accuracy, **FAST)
+    model = SparseTabNetClassifier(
+        max_epochs=12, early_stopping=True, tol=0.05, n_iter_no_change=20, scoring=accuracy, **FAST
+    )
     model.fit(X, y)
     assert calls == [20] * model.n_iter_
     assert model.best_validation_score_ == model.validation_scores_[model.best_epoch_] == max(model.validation_scores_)

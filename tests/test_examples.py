@@ -31,5 +31,9 @@ def test_quickstart_mask_figure_has_feature_names(tmp_path, monkeypatch):
     assert path.stat().st_size > 1000
     (figure,) = figures
     heatmaps = [ax for ax in figure.axes if ax.get_title()]
-    assert [ax.get_title() for ax in heatmaps] == ["step 1 mask (sparsemax)", "step 2 mask (sparsemax)", "aggregate importance"]
+    assert [ax.get_title() for ax in heatmaps] == [
+        "step 1 mask (sparsemax)",
+        "step 2 mask (sparsemax)",
+        "aggregate importance",
+    ]
     assert [label.get_text() for label in heatmaps[0].get_yticklabels()] == ["colour", "size", "weight"]

@@ -38,7 +38,9 @@ def _cross_entropy(output, target):
     return torch.nn.functional.cross_entropy(output, target, reduction="none")
 
 
-@pytest.mark.parametrize("n_rows, batch_size, sizes", [(2049, 1024, [683, 683, 683]), (1025, 1024, [513, 512]), (50, 1024, [50])])
+@pytest.mark.parametrize(
+    "n_rows, batch_size, sizes", [(2049, 1024, [683, 683, 683]), (1025, 1024, [513, 512]), (50, 1024, [50])]
+)
 def test_batches_are_balanced_and_cover_every_row(n_rows, batch_size, sizes):
     batches = _batches(n_rows, batch_size, torch.Generator().manual_seed(0), "cpu")
     assert [len(batch) for batch in batches] == sizes
@@ -63,7 +65,9 @@ def test_sample_weight_scales_the_loss():
     weights[:20] = 2.0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        history = train_network(network, _cross_entropy, X, y, weights, _config(max_epochs=1, lambda_sparse=0.0), torch.Generator())
+        history = train_network(
+            network, _cross_entropy, X, y, weights, _config(max_epochs=1, lambda_sparse=0.0), torch.Generator()
+        )
     network_again, *_ = _problem(40, virtual_batch_size=64)
     network_again.train()
     with torch.no_grad():
@@ -101,8 +105,14 @@ def test_early_stopping_restores_the_best_epoch():
         return next(scores)
 
     history = train_network(
-        network, _cross_entropy, X, y, torch.ones(40), _config(max_epochs=6, early_stopping=True, n_iter_no_change=3),
-        torch.Generator(), score_function,
+        network,
+        _cross_entropy,
+        X,
+        y,
+        torch.ones(40),
+        _config(max_epochs=6, early_stopping=True, n_iter_no_change=3),
+        torch.Generator(),
+        score_function,
     )
     assert history.validation_scores == [0.1, 0.5, 0.3, 0.2, 0.1]
     assert history.best_epoch == 1 and history.converged

@@ -31,7 +31,9 @@ def _prepare_alpha(alpha, X, dim):
             raise ValueError(f"alpha of shape {tuple(alpha.shape)} does not broadcast to X of shape {tuple(X.shape)}")
         aligned = alpha.reshape((1,) * (X.dim() - alpha.dim()) + tuple(alpha.shape))
         if aligned.size(dim) != 1:
-            raise ValueError(f"alpha must have size 1 along dim={dim} (one alpha per slice), got shape {tuple(alpha.shape)}")
+            raise ValueError(
+                f"alpha must have size 1 along dim={dim} (one alpha per slice), got shape {tuple(alpha.shape)}"
+            )
         return aligned.to(X.dtype)
     if not isinstance(alpha, numbers.Real) or not alpha > 1:
         raise ValueError(f"alpha must be a real number > 1 or a tensor of such, got alpha={alpha!r}")

@@ -44,9 +44,7 @@ class InputEmbedding(nn.Module):
         categorical = [j for j, card in enumerate(cardinalities) if card is not None]
         self.register_buffer("numeric_index", torch.tensor(numeric, dtype=torch.long))
         self.categorical_columns = categorical
-        self.embeddings = nn.ModuleList(
-            nn.Embedding(cardinalities[j], embedding_dims[j]) for j in categorical
-        )
+        self.embeddings = nn.ModuleList(nn.Embedding(cardinalities[j], embedding_dims[j]) for j in categorical)
         # Embedded layout: all numeric columns first, then each categorical embedding.
         owners = list(numeric)
         for j in categorical:

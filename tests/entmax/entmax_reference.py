@@ -11,9 +11,11 @@ values = st.one_of(
     st.floats(-20, 20, allow_nan=False, allow_infinity=False),
     st.sampled_from([0.0, 1.0, -1.0, 0.5]),
 )
-matrices = st.integers(1, 9).flatmap(
-    lambda d: st.lists(st.lists(values, min_size=d, max_size=d), min_size=1, max_size=5)
-).map(lambda rows: torch.tensor(rows, dtype=torch.float64))
+matrices = (
+    st.integers(1, 9)
+    .flatmap(lambda d: st.lists(st.lists(values, min_size=d, max_size=d), min_size=1, max_size=5))
+    .map(lambda rows: torch.tensor(rows, dtype=torch.float64))
+)
 
 
 def reference_entmax(x, alpha, n_iter=200):

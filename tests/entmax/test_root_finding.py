@@ -104,7 +104,7 @@ def test_neg_inf_dtype_and_one_dim(dtype):
 @pytest.mark.parametrize("alpha_shape", [(4, 1), (), (1,), (1, 1)])
 def test_gradcheck_x_and_alpha(alpha_shape):
     X = seeded(4, 6, seed=3).requires_grad_()
-    alpha = (1.2 + 1.5 * torch.rand(alpha_shape, dtype=torch.float64, generator=torch.Generator().manual_seed(4)))
+    alpha = 1.2 + 1.5 * torch.rand(alpha_shape, dtype=torch.float64, generator=torch.Generator().manual_seed(4))
     alpha.requires_grad_()
     assert gradcheck(lambda x, a: entmax_bisect(x, a, n_iter=100), (X, alpha))
 

@@ -15,7 +15,12 @@ def _inputs(n_rows=64, seed=0):
 def _network(entmax_mode="sparsemax", **kwargs):
     torch.manual_seed(0)
     return TabNet(
-        [None, 5, None, 5, None], [1, 3, 1, 2, 1], output_dim=4, entmax_mode=entmax_mode, virtual_batch_size=16, **kwargs
+        [None, 5, None, 5, None],
+        [1, 3, 1, 2, 1],
+        output_dim=4,
+        entmax_mode=entmax_mode,
+        virtual_batch_size=16,
+        **kwargs,
     )
 
 

@@ -1,0 +1,73 @@
+"""Adult, official split: SparseTabNetClassifier with default hyperparameters over several random
+states, with HistGradientBoostingClassifier measured side by side in the same run.
+
+Prints a Markdown table (test accuracy, ROC AUC, fit seconds, predicted rows per second) and the
+mean of each column. Not part of the test suite.
+
+Run::
+
+    python benchmarks/adult_defaults.py [--seeds 0 1 2 3 4]
+"""
+
+import argparse
+import time
+import warnings
+
+import numpy as np
+from sklearn.ensemble import HistGradientBoostingClassifier
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.metrics import accuracy_score, roc_auc_score
+
+from sparsetab import SparseTabNetClassifier
+from sparsetab.datasets import load_adult
+
+
+def measure(model, X_train, y_train, X_test, y_test):
+    """Fit and score ``model``; return accuracy, ROC AUC, fit seconds and predicted rows/s."""
+    start = time.perf_counter()
+    model.fit(X_train, y_train)
+    fit_seconds = time.perf_counter() - start
+    start = time.perf_counter()
+    proba = model.predict_proba(X_test)[:, list(model.classes_).index(">50K")]
+    predict_seconds = time.perf_counter() - start
+    accuracy = accuracy_score(y_test, model.classes_[(proba > 0.5).astype(int)])
+    return accuracy, roc_auc_score(y_test == ">50K", proba), fit_seconds, len(X_test) / predict_seconds
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
+    args = parser.parse_args()
+    X_train, X_test, y_train, y_test = load_adult(return_X_y=True)
+    # HistGradientBoosting needs the string columns as pandas categories.
+    categorical = X_train.select_dtypes(exclude="number").columns
+    X_train_hgb = X_train.astype({column: "category" for column in categorical})
+    X_test_hgb = X_test.astype({column: X_train_hgb[column].dtype for column in categorical})
+    rows = []
+    for seed in args.seeds:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            rows.append(
+                (
+                    "sparsetab",
+                    seed,
+                    *measure(SparseTabNetClassifier(random_state=seed), X_train, y_train, X_test, y_test),
+                )
+            )
+        hgb = HistGradientBoostingClassifier(categorical_features="from_dtype", random_state=seed)
+        rows.append(("HistGradientBoosting", seed, *measure(hgb, X_train_hgb, y_train, X_test_hgb, y_test)))
+    print("| model | random_state | test accuracy | ROC AUC | fit s | predict rows/s |")
+    print("|---|---|---|---|---|---|")
+    for name, seed, accuracy, auc, fit_seconds, rate in rows:
+        print(f"| {name} | {seed} | {accuracy:.4f} | {auc:.4f} | {fit_seconds:.1f} | {rate:,.0f} |")
+    for name in ("sparsetab", "HistGradientBoosting"):
+        values = np.array([row[2:] for row in rows if row[0] == name])
+        mean = values.mean(axis=0)
+        print(f"| {name} mean | | {mean[0]:.4f} | {mean[1]:.4f} | {mean[2]:.1f} | {mean[3]:,.0f} |")
+    tabnet = np.array([row[2:] for row in rows if row[0] == "sparsetab"]).mean(axis=0)
+    boosting = np.array([row[2:] for row in rows if row[0] == "HistGradientBoosting"]).mean(axis=0)
+    print(f"\nfit time ratio sparsetab / HistGradientBoosting: {tabnet[2] / boosting[2]:.1f}x")
+
+
+if __name__ == "__main__":
+    main()
