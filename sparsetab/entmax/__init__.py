@@ -11,9 +11,13 @@ with the Tsallis entropy ``H^T_alpha``: ``alpha = 2`` gives sparsemax
 
 - :func:`sparsemax`, :func:`entmax15` (and modules :class:`Sparsemax`,
   :class:`Entmax15`): exact, sort-based, with optional partial sorting ``k``.
-- :func:`entmax_bisect` (module :class:`EntmaxBisect`): any ``alpha > 1`` by
-  bisection, differentiable in ``alpha`` too; :func:`sparsemax_bisect` is its
-  ``alpha = 2`` case.
+- :func:`entmax_bisect` (module :class:`EntmaxBisect`): any ``alpha > 0`` by
+  root finding, differentiable in ``alpha`` too; :func:`sparsemax_bisect` is its
+  ``alpha = 2`` case; :func:`normmax_bisect` and :func:`budget_bisect` as in
+  entmax 1.3 (submodule :mod:`~sparsetab.entmax.root_finding`).
+- Fenchel-Young losses of each map (submodule :mod:`~sparsetab.entmax.losses`):
+  :func:`sparsemax_loss`, :func:`entmax15_loss`, :func:`entmax_bisect_loss`, ...
+  and their modules, with ``ignore_index`` and ``reduction``.
 
 References
 ----------
@@ -30,7 +34,63 @@ Blondel, M., Martins, A. F. T. & Niculae, V. (2020). Learning with
 Fenchel-Young losses. JMLR 21.
 """
 
-from .activations import Entmax15, Sparsemax, entmax15, sparsemax
-from .root_finding import EntmaxBisect, entmax_bisect, sparsemax_bisect
+from .activations import Entmax15, Entmax15Function, Sparsemax, SparsemaxFunction, entmax15, sparsemax
+from .losses import (
+    Entmax15Loss,
+    EntmaxBisectLoss,
+    FenchelYoungLossFunction,
+    NormmaxBisectLoss,
+    SparsemaxBisectLoss,
+    SparsemaxLoss,
+    entmax15_loss,
+    entmax_bisect_loss,
+    normmax_bisect_loss,
+    sparsemax_bisect_loss,
+    sparsemax_loss,
+)
+from .root_finding import (
+    BudgetBisect,
+    BudgetBisectFunction,
+    EntmaxBisect,
+    EntmaxBisectFunction,
+    NormmaxBisect,
+    NormmaxBisectFunction,
+    SparsemaxBisect,
+    SparsemaxBisectFunction,
+    budget_bisect,
+    entmax_bisect,
+    normmax_bisect,
+    sparsemax_bisect,
+)
 
-__all__ = ["sparsemax", "entmax15", "Sparsemax", "Entmax15", "entmax_bisect", "sparsemax_bisect", "EntmaxBisect"]
+__all__ = [
+    "sparsemax",
+    "entmax15",
+    "Sparsemax",
+    "Entmax15",
+    "SparsemaxFunction",
+    "Entmax15Function",
+    "entmax_bisect",
+    "sparsemax_bisect",
+    "normmax_bisect",
+    "budget_bisect",
+    "EntmaxBisect",
+    "SparsemaxBisect",
+    "NormmaxBisect",
+    "BudgetBisect",
+    "EntmaxBisectFunction",
+    "SparsemaxBisectFunction",
+    "NormmaxBisectFunction",
+    "BudgetBisectFunction",
+    "sparsemax_loss",
+    "sparsemax_bisect_loss",
+    "entmax15_loss",
+    "entmax_bisect_loss",
+    "normmax_bisect_loss",
+    "SparsemaxLoss",
+    "SparsemaxBisectLoss",
+    "Entmax15Loss",
+    "EntmaxBisectLoss",
+    "NormmaxBisectLoss",
+    "FenchelYoungLossFunction",
+]

@@ -315,10 +315,13 @@ def solve_entmax(ez, eps, inv_eps, big, dim, n_iter, early_exit, buffers=True):
 
     Stopping rule, per row: ``|f - 1| <= 16 eps_mach`` (every entry is then
     within that of its exact value), or a Newton step / the bracket below
-    ``4 eps_mach (|c| + min(1, 1/|eps|))``. With ``early_exit`` the loop stops
-    as soon as every row has stopped (checked each iteration, one host sync);
-    otherwise exactly ``n_iter`` evaluations are made. ``buffers=False``
-    (needed inside ``vmap``) makes every intermediate a fresh tensor.
+    ``eps_mach (|c| + min(1, 1/|eps|))`` (the rounding of ``c``, and of the
+    base ``1 + eps (z - c)`` translated to ``c``). With ``early_exit`` the loop
+    stops as soon as every row has stopped (checked after each evaluation, one
+    host sync), and once all remaining Newton steps are small the last
+    evaluation is replaced by :meth:`EntmaxEvaluator.finish`; otherwise exactly
+    ``n_iter`` evaluations are made. ``buffers=False`` (needed inside ``vmap``)
+    makes every intermediate a fresh tensor.
     """
     tensor_big = isinstance(big, torch.Tensor)
     need_counts = bool(big.any()) if (tensor_big and early_exit) else bool(tensor_big or big)
@@ -433,10 +436,12 @@ def entmax_backward(Y, alpha, dY, dim, need_alpha):
     catastrophically as ``alpha -> 1`` (where it tends to
     ``-p (l^2 - sum p l^2) / 2``).
 
-    Without autograd recording (the usual backward) a fast path is taken:
-    in-place ops, and for ``|alpha - 1|`` large enough the ``alpha`` gradient assembled from six row
-    sums (``-(g - p + eps p l) / eps^2`` per entry; its rounding error,
-    ``~eps_mach / eps^2``, is negligible there). When recording (double
+    Without autograd recording (the usual backward) a fast path is taken,
+    with in-place ops and 0/1 masks instead of ``torch.where``. For
+    ``|alpha - 1|`` large enough the ``alpha`` gradient is assembled from six
+    row sums (``-(g - p + eps p l) / eps^2`` per entry, whose rounding error
+    ``~eps_mach / eps^2`` is negligible there); otherwise entry by entry, with
+    the series of ``psi`` where ``|eps l|`` is small. When recording (double
     backward) only plain NaN-free differentiable ops are used.
     """
     if torch.is_grad_enabled() and (Y.requires_grad or dY.requires_grad or getattr(alpha, "requires_grad", False)):
@@ -444,10 +449,6 @@ def entmax_backward(Y, alpha, dY, dim, need_alpha):
     if isinstance(alpha, torch.Tensor) and alpha.numel() == 1:
         alpha = float(alpha)  # one alpha for all rows: the Python-number fast paths apply
     eps = alpha - 1 if isinstance(alpha, torch.Tensor) else float(alpha) - 1.0
-    if need_alpha:
-        eps_min = float(eps.abs().min()) if isinstance(eps, torch.Tensor) else abs(eps)
-        if eps_min < _FAST_ALPHA_GRAD_EPS.get(Y.dtype, 1.0):
-            return _entmax_backward_differentiable(Y, alpha, dY, dim, need_alpha)
     g = _entmax_slopes(Y, alpha, dim)
     G = g.sum(dim, keepdim=True)
     G = torch.where(G > 0, G, torch.ones_like(G))
@@ -456,18 +457,36 @@ def entmax_backward(Y, alpha, dY, dim, need_alpha):
     dX.addcmul_(g, gdY / G, value=-1)
     if not need_alpha:
         return dX, None
-    # sum_i w_i p_i k_i = -(sum w g - sum w p + eps sum w p l) / eps^2 for w = dY and w = 1
-    live = torch.sign(Y)
-    pl = torch.sub(1, live).add_(Y).log_().mul_(Y)  # Y log Y, with log(1) where Y = 0
-    s_pl, s_dY_pl = pl.sum(dim, keepdim=True), torch.linalg.vecdot(dY, pl, dim=dim).unsqueeze(dim)
-    s_p, s_dY_p = Y.sum(dim, keepdim=True), torch.linalg.vecdot(dY, Y, dim=dim).unsqueeze(dim)
-    sum_pk = -(G - s_p + eps * s_pl) / (eps * eps)
-    sum_dY_pk = -(gdY - s_dY_p + eps * s_dY_pl) / (eps * eps)
+    ell = torch.sub(1, torch.sign(Y)).add_(Y).log_()  # log Y, with log(1) = 0 where Y = 0
+    eps_min = float(eps.abs().min()) if isinstance(eps, torch.Tensor) else abs(eps)
+    if eps_min >= _SUMS_ALPHA_GRAD_EPS.get(Y.dtype, 1.0):
+        # sum_i w_i p_i k_i = -(sum w g - sum w p + eps sum w p l) / eps^2 for w = dY and w = 1
+        pl = ell.mul_(Y)
+        s_pl, s_dY_pl = pl.sum(dim, keepdim=True), torch.linalg.vecdot(dY, pl, dim=dim).unsqueeze(dim)
+        s_p, s_dY_p = Y.sum(dim, keepdim=True), torch.linalg.vecdot(dY, Y, dim=dim).unsqueeze(dim)
+        sum_pk = -(G - s_p + eps * s_pl) / (eps * eps)
+        sum_dY_pk = -(gdY - s_dY_p + eps * s_dY_pl) / (eps * eps)
+        return dX, sum_dY_pk - (gdY / G) * sum_pk
+    # Entry by entry: p k = -p l^2 psi(x) near x = eps l = 0 (series), else
+    # -(g - p + p x) / eps^2. Rows with |eps| below 1e-6 only meet the series
+    # (|x| <= 1e-6 * 745 then), so their eps is replaced in the other branch,
+    # which must stay finite: it is multiplied by a 0 mask, not selected.
+    delta = _PSI_SMALL.get(Y.dtype, _PSI_SMALL[torch.float32])
+    eps_far = torch.where(eps.abs() < 1e-6, torch.ones_like(eps), eps) if isinstance(eps, torch.Tensor) else eps
+    if not isinstance(eps, torch.Tensor) and abs(eps) < 1e-6:
+        eps_far = 1.0
+    x = ell * eps
+    pk = torch.mul(Y, x).add_(g).sub_(Y).div_(-(eps_far * eps_far))  # the far form
+    near = x.abs().neg_().add_(delta).clamp_(min=0).sign_()  # 1 where |x| < delta
+    series = _horner(x.clamp_(-delta, delta), _PSI).mul_(ell).mul_(ell).mul_(Y).neg_()
+    pk.add_(series.sub_(pk).mul_(near))
+    sum_pk = pk.sum(dim, keepdim=True)
+    sum_dY_pk = torch.linalg.vecdot(dY, pk, dim=dim).unsqueeze(dim)
     return dX, sum_dY_pk - (gdY / G) * sum_pk
 
 
-# Below these |alpha - 1| the alpha gradient goes through the series form.
-_FAST_ALPHA_GRAD_EPS = {torch.float32: 0.25, torch.float64: 1e-2}
+# From these |alpha - 1| on, the alpha gradient is assembled from row sums.
+_SUMS_ALPHA_GRAD_EPS = {torch.float32: 0.25, torch.float64: 1e-2}
 
 
 def _entmax_backward_differentiable(Y, alpha, dY, dim, need_alpha):

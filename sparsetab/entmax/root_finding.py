@@ -126,6 +126,11 @@ class EntmaxBisectFunction(torch.autograd.Function):
     (Correia et al., 2019), evaluated in a form that stays accurate as
     ``alpha -> 1`` (see :func:`sparsetab.entmax._root_kernels.entmax_backward`).
     The backward pass is itself differentiable (double backward).
+
+    References
+    ----------
+    Correia, G. M., Niculae, V. & Martins, A. F. T. (2019). Adaptively sparse
+    transformers. EMNLP.
     """
 
     generate_vmap_rule = True
@@ -170,6 +175,11 @@ class SparsemaxBisectFunction(torch.autograd.Function):
     """Autograd function for sparsemax by root finding (``alpha = 2``); see :func:`sparsemax_bisect`.
 
     The Jacobian is ``diag(s) - s s^T / |S|`` with ``s`` the support indicator.
+
+    References
+    ----------
+    Martins, A. F. T. & Astudillo, R. F. (2016). From softmax to sparsemax.
+    ICML.
     """
 
     generate_vmap_rule = True
@@ -352,7 +362,18 @@ def sparsemax_bisect(X, dim=-1, n_iter=50, ensure_sum_one=True, training=True):
 
 
 class NormmaxBisectFunction(torch.autograd.Function):
-    """Autograd function for alpha-normmax, differentiable in ``X`` and ``alpha``; see :func:`normmax_bisect`."""
+    """Autograd function for alpha-normmax, differentiable in ``X`` and ``alpha``; see :func:`normmax_bisect`.
+
+    ``alpha`` is a Python float or a tensor aligned with ``X``. The Jacobians
+    are closed form in the output (see
+    :func:`sparsetab.entmax._root_kernels.normmax_backward`); the backward pass
+    is itself differentiable.
+
+    References
+    ----------
+    Santos, S., Niculae, V., McNamee, D. & Martins, A. F. T. (2024). Sparse
+    and structured Hopfield networks. ICML.
+    """
 
     generate_vmap_rule = True
 
@@ -366,8 +387,12 @@ class NormmaxBisectFunction(torch.autograd.Function):
         """Save the output and ``alpha``."""
         _, alpha, dim, _ = inputs
         ctx.dim = dim
-        ctx.alpha = None if isinstance(alpha, torch.Tensor) else alpha
-        ctx.save_for_backward(output, alpha) if ctx.alpha is None else ctx.save_for_backward(output)
+        if isinstance(alpha, torch.Tensor):
+            ctx.alpha = None
+            ctx.save_for_backward(output, alpha)
+        else:
+            ctx.alpha = alpha
+            ctx.save_for_backward(output)
 
     @staticmethod
     def backward(ctx, grad_output):
@@ -455,7 +480,16 @@ def normmax_bisect(X, alpha=2, dim=-1, n_iter=50, ensure_sum_one=True, training=
 
 
 class BudgetBisectFunction(torch.autograd.Function):
-    """Autograd function for budget-sparsemax, differentiable in ``X`` and ``budget``; see :func:`budget_bisect`."""
+    """Autograd function for budget-sparsemax, differentiable in ``X`` and ``budget``; see :func:`budget_bisect`.
+
+    With ``s`` the indicator of the active entries (``0 < p < 1``), the
+    Jacobian in ``X`` is ``diag(s) - s s^T / |A|`` and ``dp/dbudget = s / |A|``.
+
+    References
+    ----------
+    Blondel, M., Martins, A. F. T. & Niculae, V. (2020). Learning with
+    Fenchel-Young losses. JMLR 21.
+    """
 
     generate_vmap_rule = True
 
@@ -620,7 +654,18 @@ class EntmaxBisect(_RootFindingModule):
         self.ensure_sum_one = ensure_sum_one
 
     def forward(self, X):
-        """Apply alpha-entmax to ``X`` (any shape); returns the same shape and dtype."""
+        """Apply alpha-entmax along ``self.dim``.
+
+        Parameters
+        ----------
+        X : torch.Tensor
+            Scores of any shape with at least one dimension, floating point.
+
+        Returns
+        -------
+        torch.Tensor
+            Same shape and dtype as ``X``.
+        """
         return entmax_bisect(X, self.alpha, self.dim, self.n_iter, self.ensure_sum_one, training=self.training)
 
     def extra_repr(self):
@@ -662,7 +707,18 @@ class SparsemaxBisect(_RootFindingModule):
         self.ensure_sum_one = ensure_sum_one
 
     def forward(self, X):
-        """Apply sparsemax to ``X`` (any shape); returns the same shape and dtype."""
+        """Apply sparsemax along ``self.dim``.
+
+        Parameters
+        ----------
+        X : torch.Tensor
+            Scores of any shape with at least one dimension, floating point.
+
+        Returns
+        -------
+        torch.Tensor
+            Same shape and dtype as ``X``.
+        """
         return sparsemax_bisect(X, self.dim, self.n_iter, self.ensure_sum_one, training=self.training)
 
     def extra_repr(self):
@@ -705,7 +761,18 @@ class NormmaxBisect(_RootFindingModule):
         self.ensure_sum_one = ensure_sum_one
 
     def forward(self, X):
-        """Apply alpha-normmax to ``X`` (any shape); returns the same shape and dtype."""
+        """Apply alpha-normmax along ``self.dim``.
+
+        Parameters
+        ----------
+        X : torch.Tensor
+            Scores of any shape with at least one dimension, floating point.
+
+        Returns
+        -------
+        torch.Tensor
+            Same shape and dtype as ``X``.
+        """
         return normmax_bisect(X, self.alpha, self.dim, self.n_iter, self.ensure_sum_one, training=self.training)
 
     def extra_repr(self):
@@ -749,7 +816,18 @@ class BudgetBisect(_RootFindingModule):
         self.ensure_sum_one = ensure_sum_one
 
     def forward(self, X):
-        """Apply budget-sparsemax to ``X`` (any shape); returns the same shape and dtype."""
+        """Apply budget-sparsemax along ``self.dim``.
+
+        Parameters
+        ----------
+        X : torch.Tensor
+            Scores of any shape with at least one dimension, floating point.
+
+        Returns
+        -------
+        torch.Tensor
+            Same shape and dtype as ``X``.
+        """
         return budget_bisect(X, self.budget, self.dim, self.n_iter, self.ensure_sum_one, training=self.training)
 
     def extra_repr(self):

@@ -28,6 +28,16 @@ TOL = dict(atol=1e-6, rtol=0)
 SHAPES_AND_DIMS = [((7,), 0), ((3, 5), -1), ((3, 5), 0), ((4, 3, 6), 1), ((2, 3, 4, 5), -1), ((2, 3, 4, 5), 2)]
 
 
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    # The machine is shared: with several intra-op threads every parallel op
+    # waits for a descheduled sibling, which made single tests 20x slower.
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 def seeded(*shape, seed=0):
     return torch.randn(*shape, dtype=torch.float64, generator=torch.Generator().manual_seed(seed))
 
