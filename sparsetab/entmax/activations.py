@@ -198,7 +198,11 @@ def _sparsemax_closed_form(X: Tensor, dim: int) -> Tensor:
     srt = torch.sort(Z, dim=dim, descending=True).values
     # The support size is piecewise constant in X, so it is found without
     # gradient; tau is then recomputed from the kept graph at that position.
-    _, support = _sparsemax_from_sorted(srt.detach(), dim)
+    # Counting the entries strictly above tau (a prefix of the sorted scores)
+    # drops any tied with it, which the leading run may keep: their p is 0,
+    # and with them in the formula they would get a share of the gradient.
+    tau, _ = _sparsemax_from_sorted(srt.detach(), dim)
+    support = (srt.detach() > tau).sum(dim, keepdim=True)
     cumsum = torch.where(torch.isfinite(srt), srt, torch.zeros_like(srt)).cumsum(dim)
     last = (support - 1).clamp(min=0)
     tau = (cumsum.gather(dim, last) - 1) / support.clamp(min=1).to(Z.dtype)
@@ -213,7 +217,10 @@ def _entmax15_closed_form(X: Tensor, dim: int) -> Tensor:
     _check_input_scriptable(X, dim)
     Z = _shift_for_closed_form(X, dim) / 2
     srt = torch.sort(Z, dim=dim, descending=True).values
-    _, support = _entmax15_from_sorted(srt.detach(), dim)
+    # As in _sparsemax_closed_form: support size without gradient, ties with
+    # the threshold excluded.
+    tau, _ = _entmax15_from_sorted(srt.detach(), dim)
+    support = (srt.detach() > tau).sum(dim, keepdim=True)
     Zf = torch.where(torch.isfinite(srt), srt, torch.zeros_like(srt))
     last = (support - 1).clamp(min=0)
     count = support.clamp(min=1).to(Z.dtype)
@@ -305,7 +312,7 @@ def _sparsemax_sortfree(X, m, largest_max, dim, inactive, fixed_tau, Y):
     correction ``step`` is kept apart from the threshold at which the support
     was measured, so that it keeps its full precision. ``m`` and
     ``largest_max`` come from :func:`_row_max`; ``Y`` is a scratch buffer shaped
-    like ``X`` in the compute dtype, which ends holding the 0/1 support.
+    like ``X`` in the compute dtype.
     ``inactive`` rows (or None) get threshold ``fixed_tau`` and ``step = 0``.
     ``unsolved`` is None, or marks the rows still unsolved after ``_MAX_ITER``
     passes.
@@ -455,15 +462,18 @@ def _sparsemax_forward(X, dim, k, keep_support=False):
     m, inactive, fixed_tau, largest_max = _row_max(X, dim)
     Y = torch.empty_like(X, dtype=m.dtype)
     threshold, step, unsolved = _sparsemax_sortfree(X, m, largest_max, dim, inactive, fixed_tau, Y)
-    # The solver's last pass was at the final threshold: Y holds the support.
-    support = Y if keep_support and unsolved is None else None
     # Without a support to keep, the scratch buffer becomes the output.
-    P = threshold.measure(X, Y if support is None else torch.empty_like(Y)).sub_(step).clamp_(min=0)
+    P = threshold.measure(X, torch.empty_like(Y) if keep_support else Y).sub_(step).clamp_(min=0)
     if unsolved is not None:
         # Never seen outside adversarial inputs: finish those rows by sorting.
         Z = X - m
         tau, _ = _sparsemax_threshold_and_support(Z, dim=dim, k=k)
         P = torch.where(unsolved, Z.sub_(tau).clamp_(min=0), P)
+    # The support is taken from P itself (not from the solver's last pass, at
+    # threshold - step) so that an entry tied with the threshold, with p = 0,
+    # gets no gradient. Computed here it reuses the scratch buffer and spares
+    # the backward an allocation.
+    support = torch.sign(P, out=Y) if keep_support else None
     return P.to(X.dtype), support
 
 
@@ -609,9 +619,10 @@ class Entmax15Function(torch.autograd.Function):
 class _SparsemaxEager(torch.autograd.Function):
     # SparsemaxFunction in the older ctx-in-forward style, which the autograd
     # engine dispatches some 40 us faster per forward+backward (a tenth of the
-    # whole cost on small inputs), and which can keep the support the solver
-    # ends with, sparing the backward a pass. torch.func transforms need the
-    # setup_context style, so this is used only when none is active.
+    # whole cost on small inputs), and which can save the support computed in
+    # the forward's scratch buffer, sparing the backward an allocation.
+    # torch.func transforms need the setup_context style, so this is used only
+    # when none is active.
     @staticmethod
     def forward(ctx, X, dim, k):
         P, support = _sparsemax_forward(X, dim, k, keep_support=ctx.needs_input_grad[0])

@@ -7,7 +7,7 @@ tests are skipped when it is not installed.
 import pytest
 import torch
 from entmax_reference import SETTINGS, matrices
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from torch.testing import assert_close
 
@@ -76,6 +76,7 @@ def test_matches_entmax_package_with_its_partial_sort(f, name):
 
 @SETTINGS
 @given(matrices, st.sampled_from(PAIRS))
+@example(torch.tensor([[1.0, 3.2319e-254]], dtype=torch.float64), PAIRS[0])
 def test_matches_entmax_package_on_ties_and_extremes(X, pair):
     # Small integers and halves make ties (whole constant rows included) common.
     f, name = pair
@@ -83,4 +84,11 @@ def test_matches_entmax_package_on_ties_and_extremes(X, pair):
     for training in (True, False):
         P, grad = _forward_and_gradient(f, X, -1, training=training)
         assert_close(P, P_ref, **TOL)
-        assert_close(grad, grad_ref, **TOL)
+        # An entry tied with the threshold (p = 0 up to rounding, e.g. 1e-254
+        # next to 1) is a kink: the Jacobian there is set-valued, and an
+        # implementation may count the entry in the support or not. Gradients
+        # must agree on every row whose support is the same.
+        differ = (P > 0) != (P_ref > 0)
+        assert (P[differ].abs() < 1e-12).all() and (P_ref[differ].abs() < 1e-12).all()
+        rows = ~differ.any(-1)
+        assert_close(grad[rows], grad_ref[rows], **TOL)
