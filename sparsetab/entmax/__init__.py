@@ -10,7 +10,9 @@ with the Tsallis entropy ``H^T_alpha``: ``alpha = 2`` gives sparsemax
 ``alpha -> 1`` recovers softmax.
 
 - :func:`sparsemax`, :func:`entmax15` (and modules :class:`Sparsemax`,
-  :class:`Entmax15`): exact, sort-based, with optional partial sorting ``k``.
+  :class:`Entmax15`): exact, by a sort-free threshold iteration (Michelot 1986) in
+  training; ``training=False`` uses the sort-based closed form; ``k`` only sizes a
+  partial-sort fallback and never changes the result.
 - :func:`entmax_bisect` (module :class:`EntmaxBisect`): any ``alpha > 0`` by
   root finding, differentiable in ``alpha`` too; :func:`sparsemax_bisect` is its
   ``alpha = 2`` case; :func:`normmax_bisect` and :func:`budget_bisect` as in
