@@ -35,6 +35,7 @@ import torch
 from torch import nn
 
 from . import _root_kernels as K
+from .activations import _check_input
 
 __all__ = [
     "entmax_bisect",
@@ -55,16 +56,7 @@ __all__ = [
 
 
 def _check_X(X, dim):
-    if not isinstance(X, torch.Tensor):
-        raise TypeError(f"X must be a torch.Tensor, got {type(X).__name__}")
-    if not X.is_floating_point():
-        raise TypeError(f"X must be a floating-point tensor, got dtype={X.dtype}")
-    if X.dim() == 0:
-        raise ValueError("X must have at least one dimension to normalise over, got a 0-d tensor")
-    if not isinstance(dim, numbers.Integral) or isinstance(dim, bool):
-        raise TypeError(f"dim must be an int, got dim={dim!r}")
-    if X.size(dim) == 0:  # X.size also raises IndexError for an out-of-range dim
-        raise ValueError(f"cannot normalise over dim={dim}: it has size 0")
+    _check_input(X, dim)  # the same checks as the exact maps
     return int(dim) % X.dim()
 
 
