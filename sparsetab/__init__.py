@@ -5,8 +5,8 @@ Public names: :class:`SparseTabNetClassifier`, :class:`SparseTabNetRegressor` an
 :mod:`sparsetab.entmax` and the torch model in :mod:`sparsetab.network`.
 """
 
-from .estimators import SparseTabNetClassifier, SparseTabNetRegressor
+__version__ = "0.1.0"  # before the imports: submodules record it in exported files
 
-__version__ = "0.1.0"
+from .estimators import SparseTabNetClassifier, SparseTabNetRegressor  # noqa: E402
 
 __all__ = ["SparseTabNetClassifier", "SparseTabNetRegressor", "__version__"]

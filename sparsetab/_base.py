@@ -19,7 +19,8 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from ._tabular import TabularEncoder, to_frame
+from ._export import EXPORT_FORMATS, export_estimator
+from ._tabular import TabularEncoder, column_position, to_frame
 from ._training import TrainingConfig, train_network
 from .network import ENTMAX_MODES, TabNet
 
@@ -58,7 +59,8 @@ class BaseSparseTabNet(BaseEstimator):
         "entmax_mode": [StrOptions(set(ENTMAX_MODES))],
         "entmax_alpha": [Interval(numbers.Real, 1, 2, closed="both")],
         "categorical_features": [StrOptions({"auto"}), "array-like", None],
-        "cat_emb_dim": [Interval(numbers.Integral, 1, None, closed="left")],
+        "cat_emb_dim": [Interval(numbers.Integral, 1, None, closed="left"), dict],
+        "grouped_features": [list, None],
         "early_stopping": [StrOptions({"auto"}), "boolean"],
         "validation_fraction": [Interval(numbers.Real, 0, 1, closed="neither")],
         "n_iter_no_change": [Interval(numbers.Integral, 1, None, closed="left")],
@@ -90,6 +92,7 @@ class BaseSparseTabNet(BaseEstimator):
         entmax_alpha=1.5,
         categorical_features="auto",
         cat_emb_dim=1,
+        grouped_features=None,
         early_stopping="auto",
         validation_fraction=0.1,
         n_iter_no_change=10,
@@ -117,6 +120,7 @@ class BaseSparseTabNet(BaseEstimator):
         self.entmax_alpha = entmax_alpha
         self.categorical_features = categorical_features
         self.cat_emb_dim = cat_emb_dim
+        self.grouped_features = grouped_features
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
@@ -267,7 +271,8 @@ class BaseSparseTabNet(BaseEstimator):
         y_train = self._target_tensor(targets)
         w_train = torch.as_tensor(weights, dtype=torch.float32, device=self.device)
 
-        embedding_dims = [self.cat_emb_dim] * frame.shape[1]
+        embedding_dims = self._embedding_dims(frame.columns)
+        self._attention_groups = self._resolve_attention_groups(frame.columns)
         with torch.random.fork_rng(devices=[]):  # seed the weights without touching the global RNG
             torch.manual_seed(seed)
             self.network_ = TabNet(
@@ -284,6 +289,7 @@ class BaseSparseTabNet(BaseEstimator):
                 momentum=self.momentum,
                 entmax_mode=self.entmax_mode,
                 entmax_alpha=self.entmax_alpha,
+                attention_groups=self._attention_groups,
             ).to(self.device)
 
         score_function = None
@@ -341,6 +347,51 @@ class BaseSparseTabNet(BaseEstimator):
                 f"device={self.device!r} is not usable here ({error}); accepted: 'cpu' or an available "
                 "accelerator such as 'cuda' or 'cuda:0'."
             ) from error
+
+    def _embedding_dims(self, columns):
+        """Embedding width per column from ``cat_emb_dim`` (numeric columns get a placeholder 1)."""
+        if not isinstance(self.cat_emb_dim, dict):
+            return [self.cat_emb_dim] * len(columns)
+        dims = [1] * len(columns)
+        for key, width in self.cat_emb_dim.items():
+            j = column_position(columns, key, "cat_emb_dim")
+            if not self._encoder.is_categorical_[j]:
+                categorical = [str(columns[i]) for i in np.flatnonzero(self._encoder.is_categorical_)]
+                raise ValueError(
+                    f"cat_emb_dim sets a width for column {key!r}, which is numeric; it accepts categorical "
+                    f"columns only ({categorical})."
+                )
+            if not isinstance(width, numbers.Integral) or isinstance(width, bool) or width < 1:
+                raise ValueError(f"cat_emb_dim[{key!r}] must be an int >= 1, got {width!r}.")
+            dims[j] = int(width)
+        return dims
+
+    def _resolve_attention_groups(self, columns):
+        """Partition of the column positions: the ``grouped_features`` groups, every other column alone."""
+        if self.grouped_features is None:
+            return None
+        group_of = {}
+        for number, group in enumerate(self.grouped_features):
+            if isinstance(group, str) or not hasattr(group, "__iter__") or len(group) == 0:
+                raise ValueError(
+                    f"grouped_features[{number}] must be a non-empty list of column names or indices, got {group!r}."
+                )
+            for key in group:
+                j = column_position(columns, key, "grouped_features")
+                if j in group_of:
+                    raise ValueError(
+                        f"grouped_features puts column {str(columns[j])!r} in more than one group (groups "
+                        f"{group_of[j]} and {number}); a column belongs to one group at most."
+                    )
+                group_of[j] = number
+        groups, emitted = [], set()
+        for j in range(len(columns)):  # groups are ordered by their first column
+            if j not in group_of:
+                groups.append([j])
+            elif group_of[j] not in emitted:
+                emitted.add(group_of[j])
+                groups.append(sorted(i for i, g in group_of.items() if g == group_of[j]))
+        return groups
 
     def _split_validation(self, frame, targets, weights, stratify, seed):
         n_samples = frame.shape[0]
@@ -428,9 +479,10 @@ class BaseSparseTabNet(BaseEstimator):
         step_masks = np.empty((n_samples, self.n_steps, n_features), dtype=np.float32)
         step_importance = np.empty((n_samples, self.n_steps), dtype=np.float32)
         start = 0
+        explanation_matrix = self.network_.embedding.explanation_matrix
         for _, masks, eta, _ in self._forward_batches(X_tensor):
             stop = start + eta.shape[0]
-            step_masks[start:stop] = masks.permute(1, 0, 2).cpu().numpy()
+            step_masks[start:stop] = (masks @ explanation_matrix).permute(1, 0, 2).cpu().numpy()
             step_importance[start:stop] = eta.cpu().numpy()
             start = stop
         # Paper, section 4: M_agg = sum_i eta[i] M[i] / sum_j sum_i eta[i] M[i]; each M[i] row
@@ -455,7 +507,9 @@ class BaseSparseTabNet(BaseEstimator):
 
             step_masks : numpy.ndarray of shape (n_samples, n_steps, n_features_in_), float32
                 Feature mask ``M[i]`` of each decision step, one value per input column (a
-                categorical column's embedding dimensions share one value); rows sum to 1.
+                categorical column's embedding dimensions share one value; the columns of a
+                ``grouped_features`` group share their group's value equally, each getting
+                ``value / group size``); rows sum to 1.
             importances : numpy.ndarray of shape (n_samples, n_features_in_), float32
                 Aggregate importance ``M_agg``: the masks weighted by ``step_importance`` and
                 normalised; rows sum to 1, or are all zero when every ``eta`` of the row is 0.
@@ -484,6 +538,79 @@ class BaseSparseTabNet(BaseEstimator):
             step_importance=step_importance,
             feature_names=self._feature_names(),
         )
+
+    def transform_inputs(self, X):
+        """The inputs of an exported model (see :meth:`export`) for the rows of ``X``.
+
+        Parameters
+        ----------
+        X : pandas.DataFrame or array-like of shape (n_samples, n_features)
+            Rows with the columns seen at fit.
+
+        Returns
+        -------
+        numeric : numpy.ndarray of shape (n_samples, n_numeric), float64
+            The numeric columns, unscaled, in column order (``torch.from_numpy`` turns it into
+            the exported model's first argument).
+        codes : numpy.ndarray of shape (n_samples, n_categorical), int64
+            Category code of each categorical column, in column order: 0 for a missing value
+            or a category not seen at fit, ``c + 1`` for the ``c``-th category seen at fit
+            (the list is in the exported file's metadata).
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            If the estimator is not fitted.
+        ValueError
+            If ``X`` does not have the columns seen at fit or a numeric column is not finite.
+        """
+        check_is_fitted(self)
+        return self._encoder.split(self._validate_X(X, reset=False))
+
+    def export(self, path, *, format="exported_program"):
+        """Write the fitted network as a torch program that runs without scikit-learn.
+
+        The program takes ``(numeric, codes)`` as returned by :meth:`transform_inputs`
+        (float64 and int64 tensors, any number of rows) and returns ``(prediction,
+        step_masks)``: class probabilities of shape (n_samples, n_classes) in the order of
+        ``classes_`` (classifier) or predictions of shape (n_samples, n_outputs) in the
+        target's units (regressor), both float64, and the step masks of :meth:`explain`,
+        float32 of shape (n_samples, n_steps, n_features_in_). It runs in evaluation mode and
+        uses the entmax maps' exportable path (sort-based closed forms, a fixed number of
+        root-finding iterations), so its outputs equal :meth:`predict_proba` /
+        :meth:`predict` and :meth:`explain` up to float32 rounding. The file also holds JSON
+        metadata, ``sparsetab.json``: versions, column names, categories and the outputs'
+        meaning, so a server can encode raw rows itself.
+
+        Load it with ``torch.export.load(path).module()`` (``"exported_program"``) or
+        ``torch.jit.load(path)`` (``"torchscript"``); read the metadata with
+        ``extra_files={"sparsetab.json": ""}`` / ``_extra_files={"sparsetab.json": ""}``.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            File to write (replaced atomically if it exists; ``.pt2`` is the usual suffix for
+            ``torch.export``, ``.pt`` for TorchScript).
+        format : {"exported_program", "torchscript"}, default="exported_program"
+            ``torch.export.export`` with a dynamic batch dimension, saved with
+            ``torch.export.save``; or ``torch.jit.trace`` saved with ``torch.jit.save``.
+
+        Returns
+        -------
+        str
+            ``path``.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            If the estimator is not fitted.
+        ValueError
+            If ``format`` is not one of the accepted values.
+        """
+        check_is_fitted(self)
+        if format not in EXPORT_FORMATS:
+            raise ValueError(f"format must be one of {EXPORT_FORMATS}, got {format!r}.")
+        return export_estimator(self, path, format)
 
     def _feature_names(self):
         if hasattr(self, "feature_names_in_"):

@@ -10,11 +10,13 @@ Column typing is decided once, at fit, and replayed at predict:
   when they can be compared, else in order of appearance).
 """
 
+import numbers
+
 import numpy as np
 import pandas as pd
 from pandas.api import types as pdt
 
-__all__ = ["TabularEncoder", "to_frame"]
+__all__ = ["TabularEncoder", "column_position", "to_frame"]
 
 
 def to_frame(X):
@@ -33,6 +35,46 @@ def to_frame(X):
     if isinstance(X, pd.DataFrame):
         return X
     return pd.DataFrame(X).infer_objects()
+
+
+def column_position(columns, key, argument):
+    """Position of the column that ``key`` names.
+
+    Parameters
+    ----------
+    columns : pandas.Index
+        The columns of the training frame.
+    key : str or int
+        A column name (for frames with string column names) or a position in
+        ``[-n_columns, n_columns)``.
+    argument : str
+        Name of the parameter the key comes from, for the error message.
+
+    Returns
+    -------
+    int
+        The position, in ``[0, n_columns)``.
+
+    Raises
+    ------
+    ValueError
+        If ``key`` names no column of ``columns``.
+    """
+    n_columns = len(columns)
+    if isinstance(key, str):
+        matches = np.flatnonzero(columns.astype(str) == key) if all(isinstance(c, str) for c in columns) else []
+        if len(matches) == 1:
+            return int(matches[0])
+        raise ValueError(
+            f"{argument} refers to column {key!r}, which is not a column name of X; columns are "
+            f"{[str(c) for c in columns]}."
+        )
+    if isinstance(key, numbers.Integral) and not isinstance(key, bool) and -n_columns <= key < n_columns:
+        return int(key) % n_columns
+    raise ValueError(
+        f"{argument} refers to column {key!r}; accepted: a column name of X (for a DataFrame with string "
+        f"column names) or a column index in [0, {n_columns})."
+    )
 
 
 def _is_auto_categorical(series):
@@ -141,15 +183,42 @@ class TabularEncoder:
             len(self.categories_[j]) + 1 if self.is_categorical_[j] else None for j in range(len(self.is_categorical_))
         ]
 
+    def split(self, frame):
+        """The numeric columns as they are and the category codes, each in column order.
+
+        Parameters
+        ----------
+        frame : pandas.DataFrame of shape (n_samples, n_features)
+
+        Returns
+        -------
+        numeric : numpy.ndarray of shape (n_samples, n_numeric), float64
+            The numeric columns, not standardised.
+        codes : numpy.ndarray of shape (n_samples, n_categorical), int64
+            Code of each categorical value: 0 for missing or unseen, ``c + 1`` for
+            ``categories_[j][c]``.
+
+        Raises
+        ------
+        ValueError
+            If a numeric column holds strings, missing values or infinities.
+        """
+        return self._numeric_block(frame), self._codes(frame)
+
+    def _codes(self, frame):
+        codes = np.empty((frame.shape[0], len(self._category_index)), dtype=np.int64)
+        for position, (j, index) in enumerate(self._category_index.items()):
+            column = frame.iloc[:, j]
+            if isinstance(column.dtype, pd.CategoricalDtype):
+                column = column.astype(object)  # re-coding works on values, not on the fit-time codes
+            codes[:, position] = index.get_indexer(column) + 1  # -1 (missing or unseen) becomes the reserved 0
+        return codes
+
     def _assemble(self, frame, numeric):
         out = np.empty(frame.shape, dtype=np.float32)
         numeric_columns = ~self.is_categorical_
         out[:, numeric_columns] = (numeric - self.center_[numeric_columns]) / self.scale_[numeric_columns]
-        for j, index in self._category_index.items():
-            column = frame.iloc[:, j]
-            if isinstance(column.dtype, pd.CategoricalDtype):
-                column = column.astype(object)  # re-coding works on values, not on the fit-time codes
-            out[:, j] = index.get_indexer(column) + 1  # -1 (missing or unseen) becomes the reserved 0
+        out[:, self.is_categorical_] = self._codes(frame)
         return out
 
     def _numeric_block(self, frame):

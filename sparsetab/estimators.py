@@ -61,8 +61,17 @@ _COMMON_PARAMETERS = """
         columns of ``category``, ``object``, string or ``bool`` dtype. Otherwise column names,
         indices or a boolean mask (needed for integer-coded categories and numpy input).
         Missing values and categories unseen at fit map to a reserved embedding row.
-    cat_emb_dim : int, default=1
-        Embedding width of every categorical column.
+    cat_emb_dim : int or dict, default=1
+        Embedding width of the categorical columns: one int for all, or a dict mapping column
+        names (DataFrame input) or indices to widths, other categorical columns getting 1.
+        Whatever the width, all embedding dimensions of a column form one attention group:
+        the masks keep or drop the column as a whole.
+    grouped_features : list of list of str or int, default=None
+        Groups of columns (names or indices) that share one attention weight, e.g. the
+        one-hot columns of one variable or several measurements of one quantity (as
+        ``grouped_features`` in pytorch-tabnet 4). A column belongs to one group at most;
+        ungrouped columns are attended to alone. In :meth:`explain` the columns of a group
+        share its mask value equally.
     early_stopping : "auto" or bool, default="auto"
         Stop when the validation score has not improved by ``tol`` for ``n_iter_no_change``
         epochs and restore the best epoch's weights. ``"auto"``: on when there are more than
@@ -185,6 +194,7 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
         entmax_alpha=1.5,
         categorical_features="auto",
         cat_emb_dim=1,
+        grouped_features=None,
         early_stopping="auto",
         validation_fraction=0.1,
         n_iter_no_change=10,
@@ -214,6 +224,7 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
             entmax_alpha=entmax_alpha,
             categorical_features=categorical_features,
             cat_emb_dim=cat_emb_dim,
+            grouped_features=grouped_features,
             early_stopping=early_stopping,
             validation_fraction=validation_fraction,
             n_iter_no_change=n_iter_no_change,
@@ -271,6 +282,12 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
 
     def _loss(self, output, target):
         return torch.nn.functional.cross_entropy(output, target, reduction="none")
+
+    def _serving_output(self):
+        return {
+            "transform": "softmax",
+            "description": f"float64 (batch, n_classes): class probabilities for classes {self.classes_.tolist()!r}",
+        }
 
     def predict_proba(self, X):
         """Class probabilities.
@@ -379,6 +396,14 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
 
     def _loss(self, output, target):
         return ((output - target) ** 2).mean(dim=1)
+
+    def _serving_output(self):
+        return {
+            "transform": "affine",
+            "target_mean": self.target_mean_,
+            "target_scale": self.target_scale_,
+            "description": f"float64 (batch, {self.n_outputs_}): predicted targets in their original units",
+        }
 
     def predict(self, X):
         """Predicted targets.

@@ -2,9 +2,11 @@ import subprocess
 import sys
 import zipfile
 
+import numpy as np
 import pytest
+from sklearn.metrics import roc_auc_score
 
-from sparsetab.datasets import data_path, load_adult
+from sparsetab.datasets import _syn_logit_and_relevant, data_path, load_adult, make_syn
 
 
 def test_load_adult_official_split():
@@ -90,3 +92,158 @@ def test_editable_install_finds_the_data_in_the_repository():
     assert Path(sparsetab.__file__).resolve().is_relative_to(root)
     assert Path(str(data_path("adult"))).resolve() == (root / "datasets" / "adult").resolve()
     assert load_adult().frame_test.shape == (16281, 15)
+
+
+# --- make_syn: Syn1-Syn6 (TabNet Table 1; Chen et al. 2018, Yoon et al. 2019) -------------------
+
+# Bayes AUC (the true probability as the score) and P(y=1) at n = 10,000, from the issue; the
+# population values (4M rows) agree within 0.001.
+SYN_BAYES_AUC = {1: 0.699, 2: 0.899, 3: 0.906, 4: 0.821, 5: 0.822, 6: 0.903}
+SYN_POSITIVE_RATE = {1: 0.500, 2: 0.557, 3: 0.520, 4: 0.528, 5: 0.511, 6: 0.539}
+SYN_BRANCH_COLUMNS = {1: [0, 1], 2: [2, 3, 4, 5], 3: [6, 7, 8, 9]}
+SYN_SWITCH = {4: (1, 2), 5: (1, 3), 6: (2, 3)}
+
+
+def _reference_logit(X, basic):
+    # The logits written out independently of the module, column by column.
+    x = [X[:, j] for j in range(11)]
+    if basic == 1:
+        return x[0] * x[1]
+    if basic == 2:
+        return x[2] ** 2 + x[3] ** 2 + x[4] ** 2 + x[5] ** 2 - 4
+    return -10 * np.sin(0.2 * x[6]) + np.abs(x[7]) + x[8] + np.exp(-x[9]) - 2.4
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 4, 5, 6])
+def test_make_syn_bayes_auc_and_class_balance(k):
+    # One draw of 10,000 rows: the AUC spreads with sd <= 0.005 (Syn1) and the positive rate with
+    # sd ~0.005 across seeds, so the tolerances are about 2 and 3 sd; seed 4 is well inside both.
+    X, y, relevant, probability = make_syn(k, 10_000, random_state=4, return_probability=True)
+    assert roc_auc_score(y, probability) == pytest.approx(SYN_BAYES_AUC[k], abs=0.01)
+    assert y.mean() == pytest.approx(SYN_POSITIVE_RATE[k], abs=0.015)
+    assert probability.mean() == pytest.approx(SYN_POSITIVE_RATE[k], abs=0.015)
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 4, 5, 6])
+def test_make_syn_shapes_dtypes_and_probability_formula(k):
+    X, y, relevant, probability = make_syn(k, 500, random_state=0, return_probability=True)
+    assert X.shape == (500, 11) and X.dtype == np.float64
+    assert y.shape == (500,) and y.dtype == np.int64 and set(np.unique(y)) <= {0, 1}
+    assert relevant.shape == (500, 11) and relevant.dtype == np.bool_
+    assert probability.shape == (500,) and probability.dtype == np.float64
+    if k <= 3:
+        logit = _reference_logit(X, k)
+    else:
+        negative_set, other_set = SYN_SWITCH[k]
+        logit = np.where(X[:, 10] < 0, _reference_logit(X, negative_set), _reference_logit(X, other_set))
+    np.testing.assert_allclose(probability, 1 / (1 + np.exp(logit)), rtol=1e-12, atol=1e-15)
+    # Without return_probability the first three outputs are the same draw.
+    X2, y2, relevant2 = make_syn(k, 500, random_state=0)
+    np.testing.assert_array_equal(X2, X)
+    np.testing.assert_array_equal(y2, y)
+    np.testing.assert_array_equal(relevant2, relevant)
+
+
+def test_make_syn_logit_at_hand_computed_points():
+    quarter_turn = 2.5 * np.pi  # sin(0.2 * 2.5 pi) = sin(pi / 2) = 1
+    X = np.array(
+        [
+            # x1, x2, x3..x6,        x7,           x8,  x9,  x10, x11
+            [1.0, 2.0, 1.0, 1.0, 1.0, 1.0, 0.0, -1.0, 1.4, 0.0, -1.0],
+            [1.0, 2.0, 1.0, 1.0, 1.0, 1.0, 0.0, -1.0, 1.4, 0.0, 1.0],
+            [1.0, 2.0, 1.0, 1.0, 1.0, 1.0, 0.0, -1.0, 1.4, 0.0, 0.0],  # x11 = 0 takes the x11 >= 0 branch
+            [-1.0, 3.0, 3.0, 1.0, 0.0, 0.0, quarter_turn, -1.0, 1.4, 0.0, -0.5],
+        ]
+    )
+    # Basic logits by hand: Syn1 x1*x2; Syn2 sum of squares - 4; Syn3 -10 sin + |x8| + x9 + e^-x10 - 2.4.
+    g1 = np.array([2.0, 2.0, 2.0, -3.0])
+    g2 = np.array([0.0, 0.0, 0.0, 6.0])
+    g3 = np.array([1.0, 1.0, 1.0, -9.0])  # 0 + 1 + 1.4 + 1 - 2.4 and -10 + 1 + 1.4 + 1 - 2.4
+    expected = {
+        1: g1,
+        2: g2,
+        3: g3,
+        4: np.array([2.0, 0.0, 0.0, -3.0]),
+        5: np.array([2.0, 1.0, 1.0, -3.0]),
+        6: np.array([0.0, 1.0, 1.0, 6.0]),
+    }
+    for k, logit in expected.items():
+        got, _ = _syn_logit_and_relevant(X, k)
+        np.testing.assert_allclose(got, logit, atol=1e-12)
+    # P(y=1) = 1 / (1 + exp(g)) at these logits, by hand.
+    by_hand = {2.0: 0.11920292202211755, 0.0: 0.5, 1.0: 0.2689414213699951, -3.0: 0.9525741268224334}
+    by_hand.update({6.0: 0.0024726231566347743, -9.0: 0.9998766054240137})
+    for logit, probability in by_hand.items():
+        assert 1 / (1 + np.exp(logit)) == pytest.approx(probability, rel=1e-12)
+        assert np.exp(-np.logaddexp(0.0, logit)) == pytest.approx(probability, rel=1e-12)
+
+
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_make_syn_relevant_features_of_the_basic_sets(k):
+    _, _, relevant = make_syn(k, 200, random_state=1)
+    expected = np.zeros(11, dtype=bool)
+    expected[SYN_BRANCH_COLUMNS[k]] = True
+    assert (relevant == expected).all()
+
+
+@pytest.mark.parametrize("k", [4, 5, 6])
+def test_make_syn_relevant_features_switch_with_the_sign_of_x11(k):
+    X, _, relevant = make_syn(k, 400, random_state=2)
+    negative = X[:, 10] < 0
+    assert 100 < negative.sum() < 300  # both branches are exercised
+    negative_set, other_set = SYN_SWITCH[k]
+    for rows, basic in [(negative, negative_set), (~negative, other_set)]:
+        expected = np.zeros(11, dtype=bool)
+        expected[SYN_BRANCH_COLUMNS[basic] + [10]] = True
+        assert (relevant[rows] == expected).all()
+    assert relevant[:, 10].all()
+    per_row = {1: 3, 2: 5, 3: 5}  # the branch's columns plus x11
+    assert relevant.sum() == per_row[negative_set] * negative.sum() + per_row[other_set] * (~negative).sum()
+
+
+def test_make_syn_is_deterministic_and_leaves_the_global_rng_alone():
+    state = np.random.get_state()
+    first = make_syn(5, 300, random_state=7, return_probability=True)
+    again = make_syn(5, 300, random_state=np.int64(7), return_probability=True)
+    for a, b in zip(first, again):
+        np.testing.assert_array_equal(a, b)
+    other = make_syn(5, 300, random_state=8)
+    assert not np.array_equal(first[0], other[0])
+    # A Generator or RandomState is used as given and advanced; None uses a fresh generator.
+    rng = np.random.default_rng(7)
+    np.testing.assert_array_equal(make_syn(5, 300, random_state=rng)[0], first[0])
+    assert not np.array_equal(make_syn(5, 300, random_state=rng)[0], first[0])
+    legacy = make_syn(5, 300, random_state=np.random.RandomState(7))
+    np.testing.assert_array_equal(legacy[0], np.random.RandomState(7).standard_normal((300, 11)))
+    unseeded = make_syn(5, 300)
+    assert unseeded[0].shape == (300, 11)
+    after = np.random.get_state()
+    assert after[0] == state[0] and np.array_equal(after[1], state[1]) and after[2:] == state[2:]
+
+
+def test_make_syn_single_row():
+    X, y, relevant = make_syn(1, 1, random_state=0)
+    assert X.shape == (1, 11) and y.shape == (1,) and relevant.shape == (1, 11)
+
+
+@pytest.mark.parametrize("k", [0, 7, -1, 1.0, True, "1", None])
+def test_make_syn_rejects_bad_k(k):
+    with pytest.raises(ValueError, match=r"k must be an int from 1 to 6 \(Syn1 to Syn6\), got "):
+        make_syn(k)
+
+
+@pytest.mark.parametrize("n_samples", [0, -5, 2.5, True, "10", None])
+def test_make_syn_rejects_bad_n_samples(n_samples):
+    with pytest.raises(ValueError, match="n_samples must be an int of at least 1, got "):
+        make_syn(1, n_samples)
+
+
+@pytest.mark.parametrize("random_state", [1.5, "seed", True, [1, 2]])
+def test_make_syn_rejects_bad_random_state(random_state):
+    with pytest.raises(ValueError, match="random_state must be None, a non-negative int, a numpy.random.Generator"):
+        make_syn(1, 10, random_state=random_state)
+
+
+def test_make_syn_rejects_a_negative_seed():
+    with pytest.raises(ValueError, match="random_state must be a non-negative int, got -1"):
+        make_syn(1, 10, random_state=-1)

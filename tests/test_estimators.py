@@ -300,3 +300,96 @@ def test_device_and_tags():
         SparseTabNetRegressor(device="nowhere").fit(X, y)
     assert SparseTabNetRegressor().__sklearn_tags__().target_tags.multi_output
     assert not SparseTabNetClassifier().__sklearn_tags__().input_tags.allow_nan
+
+
+def test_adaptive_alpha_is_learned_per_step():
+    X, y = _people(300)
+    model = SparseTabNetClassifier(
+        max_epochs=15, entmax_mode="adaptive", entmax_alpha=1.5, early_stopping=False, **FAST
+    ).fit(X, y)
+    assert np.all(np.abs(model.entmax_alphas_ - 1.5) > 1e-3)  # every step's alpha moved
+    assert np.all((model.entmax_alphas_ > 1) & (model.entmax_alphas_ < 2))
+    assert model.entmax_alpha_history_.shape == (model.n_iter_, 2)
+    np.testing.assert_allclose(model.entmax_alpha_history_[-1], model.entmax_alphas_)
+    assert not np.allclose(model.entmax_alpha_history_[0], model.entmax_alpha_history_[-1])
+    fixed = SparseTabNetClassifier(max_epochs=3, entmax_mode="constant", entmax_alpha=1.3, **FAST).fit(X, y)
+    np.testing.assert_array_equal(fixed.entmax_alpha_history_, 1.3)
+
+
+def test_adaptive_mode_needs_alpha_strictly_inside_one_two():
+    X, y = _people(50)
+    with pytest.raises(ValueError, match="needs 1 < entmax_alpha < 2"):
+        SparseTabNetClassifier(entmax_mode="adaptive", entmax_alpha=2.0, **FAST).fit(X, y)
+
+
+def test_cat_emb_dim_per_column():
+    X, y = _people(120)
+    model = SparseTabNetClassifier(max_epochs=1, cat_emb_dim={"city": 3}, **FAST).fit(X, y)
+    widths = [embedding.embedding_dim for embedding in model.network_.embedding.embeddings]
+    assert widths == [3, 1]  # city (3 categories + reserved row), member (bool) keeps the default
+    assert [embedding.num_embeddings for embedding in model.network_.embedding.embeddings] == [4, 3]
+    explanation = model.explain(X.iloc[:10])
+    assert explanation.step_masks.shape == (10, 2, 4)  # still one value per input column
+    np.testing.assert_allclose(explanation.step_masks.sum(axis=2), 1.0, atol=1e-5)
+    by_index = SparseTabNetClassifier(max_epochs=1, cat_emb_dim={0: 3}, **FAST).fit(X, y)
+    assert by_index.predict_proba(X.iloc[:5]) == pytest.approx(model.predict_proba(X.iloc[:5]))
+
+
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        ({"cat_emb_dim": {"town": 2}}, "cat_emb_dim refers to column 'town', which is not a column name"),
+        ({"cat_emb_dim": {"age": 2}}, "column 'age', which is numeric; it accepts categorical columns only"),
+        ({"cat_emb_dim": {"city": 0}}, "cat_emb_dim\\['city'\\] must be an int >= 1, got 0"),
+        ({"cat_emb_dim": {7: 2}}, "column index in \\[0, 4\\)"),
+        ({"cat_emb_dim": 0}, "'cat_emb_dim' parameter"),
+        ({"grouped_features": [["age", "noise"], ["noise"]]}, "column 'noise' in more than one group"),
+        ({"grouped_features": [[]]}, "grouped_features\\[0\\] must be a non-empty list"),
+        ({"grouped_features": ["age"]}, "grouped_features\\[0\\] must be a non-empty list"),
+        ({"grouped_features": [["age", "height"]]}, "grouped_features refers to column 'height'"),
+        ({"grouped_features": "age"}, "'grouped_features' parameter"),
+    ],
+)
+def test_embedding_and_group_errors_name_the_argument(params, message):
+    X, y = _people(50)
+    with pytest.raises(ValueError, match=message):
+        SparseTabNetClassifier(max_epochs=1, **params, **FAST).fit(X, y)
+
+
+def test_grouped_features_share_one_attention_weight():
+    X, y = _people(200)
+    model = SparseTabNetClassifier(
+        max_epochs=3, grouped_features=[["noise", "age"]], cat_emb_dim=2, entmax_mode="entmax15", **FAST
+    ).fit(X, y)
+    assert model.network_.embedding.attention_groups == [[0], [1, 2], [3]]
+    explanation = model.explain(X.iloc[:30])
+    masks = explanation.step_masks
+    np.testing.assert_array_equal(masks[..., 1], masks[..., 2])
+    np.testing.assert_allclose(masks.sum(axis=2), 1.0, atol=1e-5)
+    # each member holds half of the group's weight in the network's own (group-level) masks
+    encoded = model._encode_X(X.iloc[:30])
+    with torch.inference_mode():
+        group_masks = model.network_.eval().encode(encoded)[1].permute(1, 0, 2).numpy()
+    np.testing.assert_allclose(masks[..., 1] + masks[..., 2], group_masks[..., 1], rtol=1e-6)
+    np.testing.assert_allclose(masks[..., [0, 3]], group_masks[..., [0, 2]], rtol=1e-6)
+    assert model.feature_importances_[1] == pytest.approx(model.feature_importances_[2])
+    numpy_groups = SparseTabNetClassifier(max_epochs=1, grouped_features=[[2, -3]], **FAST).fit(X, y)
+    assert numpy_groups.network_.embedding.attention_groups == [[0], [1, 2], [3]]
+
+
+def test_explain_and_predict_are_batched_with_identical_results(monkeypatch):
+    import sparsetab._base
+
+    X, y = _people(150)
+    model = SparseTabNetClassifier(max_epochs=2, cat_emb_dim=2, grouped_features=[["age", "noise"]], **FAST).fit(X, y)
+    whole = model.explain(X)
+    proba = model.predict_proba(X)
+    calls = []
+    original = model.network_.encode
+    monkeypatch.setattr(sparsetab._base, "_INFERENCE_BATCH_ROWS", 40)
+    monkeypatch.setattr(model.network_, "encode", lambda x: calls.append(len(x)) or original(x))
+    batched = model.explain(X)
+    assert calls == [40, 40, 40, 30]
+    for key in ("step_masks", "importances", "step_importance"):
+        np.testing.assert_allclose(batched[key], whole[key], rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(model.predict_proba(X), proba, atol=1e-6)  # float32 matmul order differs by batch

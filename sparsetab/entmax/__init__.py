@@ -36,63 +36,12 @@ Blondel, M., Martins, A. F. T. & Niculae, V. (2020). Learning with
 Fenchel-Young losses. JMLR 21.
 """
 
-from .activations import Entmax15, Entmax15Function, Sparsemax, SparsemaxFunction, entmax15, sparsemax
-from .losses import (
-    Entmax15Loss,
-    EntmaxBisectLoss,
-    FenchelYoungLossFunction,
-    NormmaxBisectLoss,
-    SparsemaxBisectLoss,
-    SparsemaxLoss,
-    entmax15_loss,
-    entmax_bisect_loss,
-    normmax_bisect_loss,
-    sparsemax_bisect_loss,
-    sparsemax_loss,
-)
-from .root_finding import (
-    BudgetBisect,
-    BudgetBisectFunction,
-    EntmaxBisect,
-    EntmaxBisectFunction,
-    NormmaxBisect,
-    NormmaxBisectFunction,
-    SparsemaxBisect,
-    SparsemaxBisectFunction,
-    budget_bisect,
-    entmax_bisect,
-    normmax_bisect,
-    sparsemax_bisect,
-)
+from . import activations, losses, root_finding
 
-__all__ = [
-    "sparsemax",
-    "entmax15",
-    "Sparsemax",
-    "Entmax15",
-    "SparsemaxFunction",
-    "Entmax15Function",
-    "entmax_bisect",
-    "sparsemax_bisect",
-    "normmax_bisect",
-    "budget_bisect",
-    "EntmaxBisect",
-    "SparsemaxBisect",
-    "NormmaxBisect",
-    "BudgetBisect",
-    "EntmaxBisectFunction",
-    "SparsemaxBisectFunction",
-    "NormmaxBisectFunction",
-    "BudgetBisectFunction",
-    "sparsemax_loss",
-    "sparsemax_bisect_loss",
-    "entmax15_loss",
-    "entmax_bisect_loss",
-    "normmax_bisect_loss",
-    "SparsemaxLoss",
-    "SparsemaxBisectLoss",
-    "Entmax15Loss",
-    "EntmaxBisectLoss",
-    "NormmaxBisectLoss",
-    "FenchelYoungLossFunction",
-]
+# Each submodule's __all__ is the one list of what it exports; the star imports
+# re-export exactly those names, so no second list here can drift from it.
+from .activations import *  # noqa: F403
+from .losses import *  # noqa: F403
+from .root_finding import *  # noqa: F403
+
+__all__ = activations.__all__ + root_finding.__all__ + losses.__all__

@@ -85,8 +85,11 @@ _PSI_SMALL = {torch.float64: 1e-2, torch.float32: 3e-1}
 
 
 def wrapped(t):
-    # Inside vmap/grad transforms a tensor cannot be read on the host, so the
-    # value checks and the early exit are skipped there.
+    # Inside vmap/grad transforms, and while torch.compile or torch.export
+    # trace, a tensor cannot be read on the host, so the value checks and the
+    # early exit are skipped there (Dynamo cannot even ask functorch).
+    if torch.compiler.is_compiling():
+        return True
     return isinstance(t, torch.Tensor) and torch._C._functorch.is_functorch_wrapped_tensor(t)
 
 

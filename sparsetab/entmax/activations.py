@@ -534,60 +534,31 @@ def _entmax15_backward(P, grad_output, dim, root=None):
     return sg.addcmul_(s, q, value=-1).to(dtype)
 
 
-class SparsemaxFunction(torch.autograd.Function):
-    """Autograd function for sparsemax with its closed-form Jacobian.
+class _ThresholdRules:
+    """Backward and forward-mode rules shared by the sort-free maps' autograd functions.
 
-    Use :func:`sparsemax` rather than calling ``apply(X, dim, k)`` directly.
-    On the support ``S``, the vector-Jacobian product is ``g - mean_S(g)``, and
-    it is zero elsewhere (Martins & Astudillo, 2016, Sec. 2.5). Compatible with
-    ``torch.func`` transforms (vmap, grad, jacrev, jacfwd) and double backward.
+    A subclass names its vector-Jacobian product ``_backward(P, g, dim,
+    *saved)`` (``saved``: whatever else its forward kept) and its Jacobian
+    product ``_jacobian_product(P, v, dim)`` in differentiable ops; the
+    Jacobian is symmetric, so one product serves both modes.
     """
 
-    @staticmethod
-    def forward(X, dim=-1, k=None):
-        """Return ``sparsemax(X)`` along ``dim``; shape and dtype of ``X``."""
-        return _sparsemax_forward(X, dim, k)[0]
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        """Save the output and ``dim``; the Jacobian needs only the support."""
-        _, dim, _ = inputs
-        ctx.dim = dim
-        ctx.save_for_backward(output)
-        ctx.save_for_forward(output)
-
-    @staticmethod
-    def backward(ctx, grad_output):
+    @classmethod
+    def backward(cls, ctx, grad_output):
         """Return ``(grad_X, None, None)``; ``grad_X`` has the shape and dtype of ``X``."""
-        (P,) = ctx.saved_tensors
-        return _sparsemax_backward(P, grad_output, ctx.dim), None, None
+        P, *saved = ctx.saved_tensors
+        return cls._backward(P, grad_output, ctx.dim, *saved), None, None
 
-    @staticmethod
-    def jvp(ctx, X_tangent, dim_tangent, k_tangent):
+    @classmethod
+    def jvp(cls, ctx, X_tangent, dim_tangent, k_tangent):
         """Forward-mode product ``J X_tangent``; the Jacobian is symmetric."""
-        (P,) = ctx.saved_tensors
+        P = ctx.saved_tensors[0]
         compute = _compute_dtype(P.dtype)
-        return _sparsemax_jacobian_product(P.to(compute), X_tangent.to(compute), ctx.dim).to(P.dtype)
-
-    @staticmethod
-    def vmap(info, in_dims, X, dim, k):
-        """Batch over ``X`` by folding the vmapped dimension into the call."""
-        return _vmap_rule(SparsemaxFunction, in_dims, X, dim, k)
+        return cls._jacobian_product(P.to(compute), X_tangent.to(compute), ctx.dim).to(P.dtype)
 
 
-class Entmax15Function(torch.autograd.Function):
-    """Autograd function for 1.5-entmax with its closed-form Jacobian.
-
-    Use :func:`entmax15` rather than calling ``apply(X, dim, k)`` directly.
-    With ``s = sqrt(p)`` the vector-Jacobian product is
-    ``s * g - s * sum(s * g) / sum(s)`` (Peters et al., 2019, Prop. 2).
-    Compatible with ``torch.func`` transforms and double backward.
-    """
-
-    @staticmethod
-    def forward(X, dim=-1, k=None):
-        """Return ``entmax15(X)`` along ``dim``; shape and dtype of ``X``."""
-        return _entmax15_forward(X, dim, k)[0]
+class _ThresholdFunction(_ThresholdRules, torch.autograd.Function):
+    """The setup_context style shared by :class:`SparsemaxFunction` and :class:`Entmax15Function`."""
 
     @staticmethod
     def setup_context(ctx, inputs, output):
@@ -597,32 +568,58 @@ class Entmax15Function(torch.autograd.Function):
         ctx.save_for_backward(output)
         ctx.save_for_forward(output)
 
-    @staticmethod
-    def backward(ctx, grad_output):
-        """Return ``(grad_X, None, None)``; ``grad_X`` has the shape and dtype of ``X``."""
-        (P,) = ctx.saved_tensors
-        return _entmax15_backward(P, grad_output, ctx.dim), None, None
-
-    @staticmethod
-    def jvp(ctx, X_tangent, dim_tangent, k_tangent):
-        """Forward-mode product ``J X_tangent``; the Jacobian is symmetric."""
-        (P,) = ctx.saved_tensors
-        compute = _compute_dtype(P.dtype)
-        return _entmax15_jacobian_product(P.to(compute), X_tangent.to(compute), ctx.dim).to(P.dtype)
-
-    @staticmethod
-    def vmap(info, in_dims, X, dim, k):
+    @classmethod
+    def vmap(cls, info, in_dims, X, dim, k):
         """Batch over ``X`` by folding the vmapped dimension into the call."""
-        return _vmap_rule(Entmax15Function, in_dims, X, dim, k)
+        return _vmap_rule(cls, in_dims, X, dim, k)
 
 
-class _SparsemaxEager(torch.autograd.Function):
+class SparsemaxFunction(_ThresholdFunction):
+    """Autograd function for sparsemax with its closed-form Jacobian.
+
+    Use :func:`sparsemax` rather than calling ``apply(X, dim, k)`` directly.
+    On the support ``S``, the vector-Jacobian product is ``g - mean_S(g)``, and
+    it is zero elsewhere (Martins & Astudillo, 2016, Sec. 2.5). Compatible with
+    ``torch.func`` transforms (vmap, grad, jacrev, jacfwd) and double backward.
+    """
+
+    _backward = staticmethod(_sparsemax_backward)
+    _jacobian_product = staticmethod(_sparsemax_jacobian_product)
+
+    @staticmethod
+    def forward(X, dim=-1, k=None):
+        """Return ``sparsemax(X)`` along ``dim``; shape and dtype of ``X``."""
+        return _sparsemax_forward(X, dim, k)[0]
+
+
+class Entmax15Function(_ThresholdFunction):
+    """Autograd function for 1.5-entmax with its closed-form Jacobian.
+
+    Use :func:`entmax15` rather than calling ``apply(X, dim, k)`` directly.
+    With ``s = sqrt(p)`` the vector-Jacobian product is
+    ``s * g - s * sum(s * g) / sum(s)`` (Peters et al., 2019, Prop. 2).
+    Compatible with ``torch.func`` transforms and double backward.
+    """
+
+    _backward = staticmethod(_entmax15_backward)
+    _jacobian_product = staticmethod(_entmax15_jacobian_product)
+
+    @staticmethod
+    def forward(X, dim=-1, k=None):
+        """Return ``entmax15(X)`` along ``dim``; shape and dtype of ``X``."""
+        return _entmax15_forward(X, dim, k)[0]
+
+
+class _SparsemaxEager(_ThresholdRules, torch.autograd.Function):
     # SparsemaxFunction in the older ctx-in-forward style, which the autograd
     # engine dispatches some 40 us faster per forward+backward (a tenth of the
     # whole cost on small inputs), and which can save the support computed in
     # the forward's scratch buffer, sparing the backward an allocation.
     # torch.func transforms need the setup_context style, so this is used only
     # when none is active.
+    _backward = staticmethod(_sparsemax_backward)
+    _jacobian_product = staticmethod(_sparsemax_jacobian_product)
+
     @staticmethod
     def forward(ctx, X, dim, k):
         P, support = _sparsemax_forward(X, dim, k, keep_support=ctx.needs_input_grad[0])
@@ -631,21 +628,13 @@ class _SparsemaxEager(torch.autograd.Function):
         ctx.save_for_forward(P)
         return P
 
-    @staticmethod
-    def backward(ctx, grad_output):
-        P, support = ctx.saved_tensors
-        return _sparsemax_backward(P, grad_output, ctx.dim, support), None, None
 
-    @staticmethod
-    def jvp(ctx, X_tangent, dim_tangent, k_tangent):
-        P = ctx.saved_tensors[0]
-        compute = _compute_dtype(P.dtype)
-        return _sparsemax_jacobian_product(P.to(compute), X_tangent.to(compute), ctx.dim).to(P.dtype)
-
-
-class _Entmax15Eager(torch.autograd.Function):
+class _Entmax15Eager(_ThresholdRules, torch.autograd.Function):
     # See _SparsemaxEager; keeps sqrt(p), which the backward would otherwise
     # recompute.
+    _backward = staticmethod(_entmax15_backward)
+    _jacobian_product = staticmethod(_entmax15_jacobian_product)
+
     @staticmethod
     def forward(ctx, X, dim, k):
         P, root = _entmax15_forward(X, dim, k, keep_root=ctx.needs_input_grad[0])
@@ -653,17 +642,6 @@ class _Entmax15Eager(torch.autograd.Function):
         ctx.save_for_backward(P, root)
         ctx.save_for_forward(P)
         return P
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        P, root = ctx.saved_tensors
-        return _entmax15_backward(P, grad_output, ctx.dim, root), None, None
-
-    @staticmethod
-    def jvp(ctx, X_tangent, dim_tangent, k_tangent):
-        P = ctx.saved_tensors[0]
-        compute = _compute_dtype(P.dtype)
-        return _entmax15_jacobian_product(P.to(compute), X_tangent.to(compute), ctx.dim).to(P.dtype)
 
 
 # Private, hence looked up defensively: without it the public Functions are

@@ -37,6 +37,8 @@ sequence-to-sequence models. ACL.
 """
 
 import numbers
+import re
+import textwrap
 
 import torch
 from torch import nn
@@ -533,8 +535,43 @@ def _check_positive_int(name, value, allow_none=False):
     raise ValueError(f"{name} must be a positive integer{extra}, got {name}={value!r}")
 
 
+# Text shared by every loss module's docstring, spliced in by _with_shared_doc
+# where a line holds only ``%(name)s``, so that one text serves them all.
+_SHARED_DOC = {
+    "ignore_index": """\
+ignore_index : int or None, default -100
+    Target value whose rows are ignored (any integer, negative or not);
+    ``None`` ignores nothing.""",
+    "reduction": """\
+reduction : {"elementwise_mean", "mean", "sum", "none"}, default "elementwise_mean"
+    ``"mean"`` is an alias of ``"elementwise_mean"``: the mean over
+    non-ignored rows.""",
+    "fenchel_young": """\
+Blondel, M., Martins, A. F. T. & Niculae, V. (2020). Learning with
+Fenchel-Young losses. JMLR 21.""",
+}
+
+
+def _with_shared_doc(cls):
+    # The placeholder's own indentation is reused, so this works whether or
+    # not the interpreter has already dedented the docstring (Python >= 3.13).
+    def splice(match):
+        return textwrap.indent(_SHARED_DOC[match.group(2)], match.group(1))
+
+    if cls.__doc__:
+        cls.__doc__ = re.sub(r"^([ \t]*)%\((\w+)\)s$", splice, cls.__doc__, flags=re.MULTILINE)
+    return cls
+
+
 class _FenchelYoungLoss(nn.Module):
-    """Shared reduction and ``ignore_index`` handling of the loss modules."""
+    """Shared plumbing of the loss modules: validation, ``ignore_index``, reduction and repr.
+
+    A subclass names its functional form (``_loss``) and the attributes passed
+    to it after ``target``, in call order (``_options``).
+    """
+
+    _loss = None
+    _options = ()
 
     def __init__(self, ignore_index=-100, reduction="elementwise_mean"):
         super().__init__()
@@ -549,6 +586,10 @@ class _FenchelYoungLoss(nn.Module):
             )
         self.ignore_index = None if ignore_index is None else int(ignore_index)
         self.reduction = reduction
+
+    def loss(self, X, target):
+        """Unreduced loss: the module's functional form with its hyper-parameters; shape ``X.shape[:-1]``."""
+        return type(self)._loss(X, target, *(getattr(self, name) for name in self._options))
 
     def forward(self, X, target):
         """Compute the reduced loss of scores ``X`` against ``target``.
@@ -596,10 +637,16 @@ class _FenchelYoungLoss(nn.Module):
         return loss
 
     def extra_repr(self):
-        """Show ``ignore_index`` and ``reduction`` in the module's repr."""
-        return f"ignore_index={self.ignore_index}, reduction={self.reduction!r}"
+        """Show the hyper-parameters, ``ignore_index`` and ``reduction`` in the module's repr."""
+        options = [f"{name}={_repr_value(getattr(self, name))}" for name in self._options]
+        return ", ".join([*options, f"ignore_index={self.ignore_index}", f"reduction={self.reduction!r}"])
 
 
+def _repr_value(value):
+    return "tensor" if isinstance(value, torch.Tensor) else value
+
+
+@_with_shared_doc
 class SparsemaxLoss(_FenchelYoungLoss):
     """Module form of :func:`sparsemax_loss`, with reduction and ``ignore_index``.
 
@@ -607,12 +654,8 @@ class SparsemaxLoss(_FenchelYoungLoss):
     ----------
     k : int or None, default None
         Partial-sort size; see :func:`sparsemax_loss`.
-    ignore_index : int or None, default -100
-        Target value whose rows are ignored (any integer, negative or not);
-        ``None`` ignores nothing.
-    reduction : {"elementwise_mean", "mean", "sum", "none"}, default "elementwise_mean"
-        ``"mean"`` is an alias of ``"elementwise_mean"``: the mean over
-        non-ignored rows.
+    %(ignore_index)s
+    %(reduction)s
 
     Raises
     ------
@@ -624,23 +667,18 @@ class SparsemaxLoss(_FenchelYoungLoss):
     Martins, A. F. T. & Astudillo, R. F. (2016). From softmax to sparsemax.
     ICML.
 
-    Blondel, M., Martins, A. F. T. & Niculae, V. (2020). Learning with
-    Fenchel-Young losses. JMLR 21.
+    %(fenchel_young)s
     """
+
+    _loss = staticmethod(sparsemax_loss)
+    _options = ("k",)
 
     def __init__(self, k=None, ignore_index=-100, reduction="elementwise_mean"):
         super().__init__(ignore_index, reduction)
         self.k = _check_positive_int("k", k, allow_none=True)
 
-    def loss(self, X, target):
-        """Unreduced loss, :func:`sparsemax_loss`; shape ``X.shape[:-1]``."""
-        return sparsemax_loss(X, target, self.k)
 
-    def extra_repr(self):
-        """Show the hyper-parameters in the module's repr."""
-        return f"k={self.k}, " + super().extra_repr()
-
-
+@_with_shared_doc
 class SparsemaxBisectLoss(_FenchelYoungLoss):
     """Module form of :func:`sparsemax_bisect_loss`.
 
@@ -648,10 +686,8 @@ class SparsemaxBisectLoss(_FenchelYoungLoss):
     ----------
     n_iter : int, default 50
         Bisection steps.
-    ignore_index : int or None, default -100
-        Target value whose rows are ignored; ``None`` ignores nothing.
-    reduction : {"elementwise_mean", "mean", "sum", "none"}, default "elementwise_mean"
-        See :class:`SparsemaxLoss`.
+    %(ignore_index)s
+    %(reduction)s
 
     Raises
     ------
@@ -663,23 +699,18 @@ class SparsemaxBisectLoss(_FenchelYoungLoss):
     Martins, A. F. T. & Astudillo, R. F. (2016). From softmax to sparsemax.
     ICML.
 
-    Blondel, M., Martins, A. F. T. & Niculae, V. (2020). Learning with
-    Fenchel-Young losses. JMLR 21.
+    %(fenchel_young)s
     """
+
+    _loss = staticmethod(sparsemax_bisect_loss)
+    _options = ("n_iter",)
 
     def __init__(self, n_iter=50, ignore_index=-100, reduction="elementwise_mean"):
         super().__init__(ignore_index, reduction)
         self.n_iter = _check_positive_int("n_iter", n_iter)
 
-    def loss(self, X, target):
-        """Unreduced loss, :func:`sparsemax_bisect_loss`; shape ``X.shape[:-1]``."""
-        return sparsemax_bisect_loss(X, target, self.n_iter)
 
-    def extra_repr(self):
-        """Show the hyper-parameters in the module's repr."""
-        return f"n_iter={self.n_iter}, " + super().extra_repr()
-
-
+@_with_shared_doc
 class Entmax15Loss(_FenchelYoungLoss):
     """Module form of :func:`entmax15_loss`.
 
@@ -687,10 +718,8 @@ class Entmax15Loss(_FenchelYoungLoss):
     ----------
     k : int or None, default 100
         Partial-sort size (speed only); the default matches entmax 1.3.
-    ignore_index : int or None, default -100
-        Target value whose rows are ignored; ``None`` ignores nothing.
-    reduction : {"elementwise_mean", "mean", "sum", "none"}, default "elementwise_mean"
-        See :class:`SparsemaxLoss`.
+    %(ignore_index)s
+    %(reduction)s
 
     Raises
     ------
@@ -702,21 +731,15 @@ class Entmax15Loss(_FenchelYoungLoss):
     Peters, B., Niculae, V. & Martins, A. F. T. (2019). Sparse
     sequence-to-sequence models. ACL.
 
-    Blondel, M., Martins, A. F. T. & Niculae, V. (2020). Learning with
-    Fenchel-Young losses. JMLR 21.
+    %(fenchel_young)s
     """
+
+    _loss = staticmethod(entmax15_loss)
+    _options = ("k",)
 
     def __init__(self, k=100, ignore_index=-100, reduction="elementwise_mean"):
         super().__init__(ignore_index, reduction)
         self.k = _check_positive_int("k", k, allow_none=True)
-
-    def loss(self, X, target):
-        """Unreduced loss, :func:`entmax15_loss`; shape ``X.shape[:-1]``."""
-        return entmax15_loss(X, target, self.k)
-
-    def extra_repr(self):
-        """Show the hyper-parameters in the module's repr."""
-        return f"k={self.k}, " + super().extra_repr()
 
 
 class _AlphaLoss(_FenchelYoungLoss):
@@ -742,12 +765,8 @@ class _AlphaLoss(_FenchelYoungLoss):
             bound = ">= 1" if self._allow_alpha_one else "> 1"
             raise ValueError(f"alpha must be a real number {bound} or a tensor, got alpha={alpha!r}")
 
-    def extra_repr(self):
-        """Show the hyper-parameters in the module's repr."""
-        alpha = "tensor" if isinstance(self.alpha, torch.Tensor) else self.alpha
-        return f"alpha={alpha}, n_iter={self.n_iter}, " + super().extra_repr()
 
-
+@_with_shared_doc
 class EntmaxBisectLoss(_AlphaLoss):
     """Module form of :func:`entmax_bisect_loss`.
 
@@ -758,10 +777,8 @@ class EntmaxBisectLoss(_AlphaLoss):
         value per row; pass an ``nn.Parameter`` to learn it.
     n_iter : int, default 50
         Bisection steps.
-    ignore_index : int or None, default -100
-        Target value whose rows are ignored; ``None`` ignores nothing.
-    reduction : {"elementwise_mean", "mean", "sum", "none"}, default "elementwise_mean"
-        See :class:`SparsemaxLoss`.
+    %(ignore_index)s
+    %(reduction)s
 
     Raises
     ------
@@ -774,20 +791,19 @@ class EntmaxBisectLoss(_AlphaLoss):
     Peters, B., Niculae, V. & Martins, A. F. T. (2019). Sparse
     sequence-to-sequence models. ACL.
 
-    Blondel, M., Martins, A. F. T. & Niculae, V. (2020). Learning with
-    Fenchel-Young losses. JMLR 21.
+    %(fenchel_young)s
     """
+
+    _loss = staticmethod(entmax_bisect_loss)
+    _options = ("alpha", "n_iter")
 
     _allow_alpha_one = True
 
     def __init__(self, alpha=1.5, n_iter=50, ignore_index=-100, reduction="elementwise_mean"):
         super().__init__(alpha, n_iter, ignore_index, reduction)
 
-    def loss(self, X, target):
-        """Unreduced loss, :func:`entmax_bisect_loss`; shape ``X.shape[:-1]``."""
-        return entmax_bisect_loss(X, target, self.alpha, self.n_iter)
 
-
+@_with_shared_doc
 class NormmaxBisectLoss(_AlphaLoss):
     """Module form of :func:`normmax_bisect_loss`.
 
@@ -797,10 +813,8 @@ class NormmaxBisectLoss(_AlphaLoss):
         A number ``> 1`` or a tensor ``> 1`` with one value per row.
     n_iter : int, default 50
         Bisection steps.
-    ignore_index : int or None, default -100
-        Target value whose rows are ignored; ``None`` ignores nothing.
-    reduction : {"elementwise_mean", "mean", "sum", "none"}, default "elementwise_mean"
-        See :class:`SparsemaxLoss`.
+    %(ignore_index)s
+    %(reduction)s
 
     Raises
     ------
@@ -813,13 +827,11 @@ class NormmaxBisectLoss(_AlphaLoss):
     Santos, S., Niculae, V., McNamee, D. & Martins, A. F. T. (2024). Sparse
     and structured Hopfield networks. ICML.
 
-    Blondel, M., Martins, A. F. T. & Niculae, V. (2020). Learning with
-    Fenchel-Young losses. JMLR 21.
+    %(fenchel_young)s
     """
+
+    _loss = staticmethod(normmax_bisect_loss)
+    _options = ("alpha", "n_iter")
 
     def __init__(self, alpha=2, n_iter=50, ignore_index=-100, reduction="elementwise_mean"):
         super().__init__(alpha, n_iter, ignore_index, reduction)
-
-    def loss(self, X, target):
-        """Unreduced loss, :func:`normmax_bisect_loss`; shape ``X.shape[:-1]``."""
-        return normmax_bisect_loss(X, target, self.alpha, self.n_iter)

@@ -102,6 +102,14 @@ def _prepare_param(value, X, dim, name, lower, what, check_values):
     return aligned.to(_compute_dtype(X))
 
 
+# The training path's solvers stop on data, which torch.compile cannot capture:
+# left to Dynamo they would break the graph (and recompile) at every convergence
+# test. They run eagerly instead; training=False is the fully traceable path.
+@torch.compiler.disable
+def _apply_eagerly(function, *args):
+    return function.apply(*args)
+
+
 # ---------------------------------------------------------------- entmax
 
 
@@ -282,7 +290,7 @@ def entmax_bisect(X, alpha=1.5, dim=-1, n_iter=50, ensure_sum_one=True, training
     if isinstance(alpha, float) and alpha == 1.0:
         P = K.softmax_or_zero(Xc, dim, check=training and not K.wrapped(X))
     elif training:
-        P = EntmaxBisectFunction.apply(Xc, alpha, dim, n_iter, bool(ensure_sum_one))
+        P = _apply_eagerly(EntmaxBisectFunction, Xc, alpha, dim, n_iter, bool(ensure_sum_one))
     else:
         P = K.entmax_export(Xc, alpha, dim, n_iter, bool(ensure_sum_one))
     return P.to(X.dtype)
@@ -344,7 +352,7 @@ def sparsemax_bisect(X, dim=-1, n_iter=50, ensure_sum_one=True, training=True):
     n_iter = _check_n_iter(n_iter)
     Xc = X.to(_compute_dtype(X))
     if training:
-        P = SparsemaxBisectFunction.apply(Xc, dim, n_iter, bool(ensure_sum_one))
+        P = _apply_eagerly(SparsemaxBisectFunction, Xc, dim, n_iter, bool(ensure_sum_one))
     else:
         P = K.entmax_export(Xc, 2.0, dim, n_iter, bool(ensure_sum_one))
     return P.to(X.dtype)
@@ -462,7 +470,7 @@ def normmax_bisect(X, alpha=2, dim=-1, n_iter=50, ensure_sum_one=True, training=
     alpha = _prepare_param(alpha, X, dim, "alpha", 1.0, "> 1", check_values=training)
     Xc = X.to(_compute_dtype(X))
     if training:
-        P = NormmaxBisectFunction.apply(Xc, alpha, dim, n_iter)
+        P = _apply_eagerly(NormmaxBisectFunction, Xc, alpha, dim, n_iter)
     else:
         P = K.normmax_export(Xc, alpha, dim, n_iter)
     return P.to(X.dtype)
@@ -581,7 +589,7 @@ def budget_bisect(X, budget=2, dim=-1, n_iter=50, ensure_sum_one=True, training=
         raise ValueError(f"budget must be at most X.size(dim) = {d}")
     Xc = X.to(_compute_dtype(X))
     if training:
-        P = BudgetBisectFunction.apply(Xc, budget, dim, n_iter, bool(ensure_sum_one))
+        P = _apply_eagerly(BudgetBisectFunction, Xc, budget, dim, n_iter, bool(ensure_sum_one))
     else:
         P = K.budget_export(Xc, budget, dim, n_iter)
     return P.to(X.dtype)
@@ -591,9 +599,25 @@ def budget_bisect(X, budget=2, dim=-1, n_iter=50, ensure_sum_one=True, training=
 
 
 class _RootFindingModule(nn.Module):
-    """Shared plumbing: store a hyper-parameter as float, Parameter or buffer."""
+    """Shared plumbing of the root-finding modules.
 
-    def _store(self, name, value, lower, what):
+    A subclass names its functional form (``_map``) and, if it has one, its
+    hyper-parameter (``_param = (name, lower bound, wording)``); storing it,
+    calling the map with the module's settings and the repr are then common.
+    """
+
+    _map = None
+    _param = None
+
+    def __init__(self, value, dim, n_iter, ensure_sum_one):
+        super().__init__()
+        if self._param is not None:
+            self._store(value, *self._param)
+        self.dim = dim
+        self.n_iter = _check_n_iter(n_iter)
+        self.ensure_sum_one = ensure_sum_one
+
+    def _store(self, value, name, lower, what):
         if isinstance(value, nn.Parameter):
             setattr(self, name, value)  # registered as a parameter: trainable, saved, moved
         elif isinstance(value, torch.Tensor):
@@ -601,9 +625,29 @@ class _RootFindingModule(nn.Module):
         else:
             setattr(self, name, _check_number(value, name, lower, what))
 
-    def _repr_value(self, name):
-        value = getattr(self, name)
-        return "tensor" if isinstance(value, torch.Tensor) else value
+    def forward(self, X):
+        """Apply the map along ``self.dim``, by the exportable path in ``eval()`` mode.
+
+        Parameters
+        ----------
+        X : torch.Tensor
+            Scores of any shape with at least one dimension, floating point.
+
+        Returns
+        -------
+        torch.Tensor
+            Same shape and dtype as ``X``.
+        """
+        value = () if self._param is None else (getattr(self, self._param[0]),)
+        return type(self)._map(X, *value, self.dim, self.n_iter, self.ensure_sum_one, training=self.training)
+
+    def extra_repr(self):
+        """Show the hyper-parameters in the module's repr."""
+        settings = f"dim={self.dim}, n_iter={self.n_iter}, ensure_sum_one={self.ensure_sum_one}"
+        if self._param is None:
+            return settings
+        value = getattr(self, self._param[0])
+        return f"{self._param[0]}={'tensor' if isinstance(value, torch.Tensor) else value}, " + settings
 
 
 class EntmaxBisect(_RootFindingModule):
@@ -638,34 +682,11 @@ class EntmaxBisect(_RootFindingModule):
     transformers. EMNLP.
     """
 
+    _map = staticmethod(entmax_bisect)
+    _param = ("alpha", 0.0, "> 0")
+
     def __init__(self, alpha=1.5, dim=-1, n_iter=50, ensure_sum_one=True):
-        super().__init__()
-        self._store("alpha", alpha, 0.0, "> 0")
-        self.dim = dim
-        self.n_iter = _check_n_iter(n_iter)
-        self.ensure_sum_one = ensure_sum_one
-
-    def forward(self, X):
-        """Apply alpha-entmax along ``self.dim``.
-
-        Parameters
-        ----------
-        X : torch.Tensor
-            Scores of any shape with at least one dimension, floating point.
-
-        Returns
-        -------
-        torch.Tensor
-            Same shape and dtype as ``X``.
-        """
-        return entmax_bisect(X, self.alpha, self.dim, self.n_iter, self.ensure_sum_one, training=self.training)
-
-    def extra_repr(self):
-        """Show the hyper-parameters in the module's repr."""
-        return (
-            f"alpha={self._repr_value('alpha')}, dim={self.dim}, n_iter={self.n_iter}, "
-            f"ensure_sum_one={self.ensure_sum_one}"
-        )
+        super().__init__(alpha, dim, n_iter, ensure_sum_one)
 
 
 class SparsemaxBisect(_RootFindingModule):
@@ -692,30 +713,10 @@ class SparsemaxBisect(_RootFindingModule):
     ICML.
     """
 
+    _map = staticmethod(sparsemax_bisect)
+
     def __init__(self, dim=-1, n_iter=50, ensure_sum_one=True):
-        super().__init__()
-        self.dim = dim
-        self.n_iter = _check_n_iter(n_iter)
-        self.ensure_sum_one = ensure_sum_one
-
-    def forward(self, X):
-        """Apply sparsemax along ``self.dim``.
-
-        Parameters
-        ----------
-        X : torch.Tensor
-            Scores of any shape with at least one dimension, floating point.
-
-        Returns
-        -------
-        torch.Tensor
-            Same shape and dtype as ``X``.
-        """
-        return sparsemax_bisect(X, self.dim, self.n_iter, self.ensure_sum_one, training=self.training)
-
-    def extra_repr(self):
-        """Show the hyper-parameters in the module's repr."""
-        return f"dim={self.dim}, n_iter={self.n_iter}, ensure_sum_one={self.ensure_sum_one}"
+        super().__init__(None, dim, n_iter, ensure_sum_one)
 
 
 class NormmaxBisect(_RootFindingModule):
@@ -745,31 +746,11 @@ class NormmaxBisect(_RootFindingModule):
     and structured Hopfield networks. ICML.
     """
 
+    _map = staticmethod(normmax_bisect)
+    _param = ("alpha", 1.0, "> 1")
+
     def __init__(self, alpha=2, dim=-1, n_iter=50, ensure_sum_one=True):
-        super().__init__()
-        self._store("alpha", alpha, 1.0, "> 1")
-        self.dim = dim
-        self.n_iter = _check_n_iter(n_iter)
-        self.ensure_sum_one = ensure_sum_one
-
-    def forward(self, X):
-        """Apply alpha-normmax along ``self.dim``.
-
-        Parameters
-        ----------
-        X : torch.Tensor
-            Scores of any shape with at least one dimension, floating point.
-
-        Returns
-        -------
-        torch.Tensor
-            Same shape and dtype as ``X``.
-        """
-        return normmax_bisect(X, self.alpha, self.dim, self.n_iter, self.ensure_sum_one, training=self.training)
-
-    def extra_repr(self):
-        """Show the hyper-parameters in the module's repr."""
-        return f"alpha={self._repr_value('alpha')}, dim={self.dim}, n_iter={self.n_iter}"
+        super().__init__(alpha, dim, n_iter, ensure_sum_one)
 
 
 class BudgetBisect(_RootFindingModule):
@@ -800,28 +781,8 @@ class BudgetBisect(_RootFindingModule):
     Fenchel-Young losses. JMLR 21.
     """
 
+    _map = staticmethod(budget_bisect)
+    _param = ("budget", 0.0, "> 0")
+
     def __init__(self, budget=2, dim=-1, n_iter=50, ensure_sum_one=True):
-        super().__init__()
-        self._store("budget", budget, 0.0, "> 0")
-        self.dim = dim
-        self.n_iter = _check_n_iter(n_iter)
-        self.ensure_sum_one = ensure_sum_one
-
-    def forward(self, X):
-        """Apply budget-sparsemax along ``self.dim``.
-
-        Parameters
-        ----------
-        X : torch.Tensor
-            Scores of any shape with at least one dimension, floating point.
-
-        Returns
-        -------
-        torch.Tensor
-            Same shape and dtype as ``X``.
-        """
-        return budget_bisect(X, self.budget, self.dim, self.n_iter, self.ensure_sum_one, training=self.training)
-
-    def extra_repr(self):
-        """Show the hyper-parameters in the module's repr."""
-        return f"budget={self._repr_value('budget')}, dim={self.dim}, n_iter={self.n_iter}"
+        super().__init__(budget, dim, n_iter, ensure_sum_one)

@@ -54,6 +54,9 @@ class TabNet(nn.Module):
         See :class:`~sparsetab.network.attentive.AttentiveTransformer`.
     epsilon : float, default=1e-15
         Added inside the logarithm of the sparsity regulariser.
+    attention_groups : list of list of int or None, default=None
+        Columns sharing one attention weight; see
+        :class:`~sparsetab.network.embeddings.InputEmbedding`. ``None``: one group per column.
 
     References
     ----------
@@ -77,15 +80,16 @@ class TabNet(nn.Module):
         entmax_mode="sparsemax",
         entmax_alpha=1.5,
         epsilon=1e-15,
+        attention_groups=None,
     ):
         super().__init__()
         self.n_d = n_d
         self.n_steps = n_steps
         self.gamma = gamma
         self.epsilon = epsilon
-        self.embedding = InputEmbedding(cardinalities, embedding_dims)
+        self.embedding = InputEmbedding(cardinalities, embedding_dims, attention_groups)
         width = self.embedding.output_dim
-        n_groups = len(cardinalities)
+        n_groups = self.embedding.n_groups
         self.input_bn = GhostBatchNorm(width, virtual_batch_size=None, momentum=momentum)
         hidden = n_d + n_a
         self.shared_fcs = nn.ModuleList(
@@ -120,8 +124,9 @@ class TabNet(nn.Module):
         -------
         decision : torch.Tensor of shape (batch, n_d)
             ``sum_i ReLU(d_i)``.
-        masks : torch.Tensor of shape (n_steps, batch, n_columns)
-            Feature mask of each step, one value per input column; rows sum to 1.
+        masks : torch.Tensor of shape (n_steps, batch, n_groups)
+            Feature mask of each step, one value per attention group (per input column
+            unless columns are grouped); rows sum to 1.
         step_importance : torch.Tensor of shape (batch, n_steps)
             ``eta_b[i] = sum_c ReLU(d_b,c[i])`` (paper, section 4 "Interpretability").
         sparsity_loss : torch.Tensor, scalar
@@ -157,8 +162,8 @@ class TabNet(nn.Module):
         -------
         output : torch.Tensor of shape (batch, output_dim)
             Logits (classification) or standardised values (regression).
-        masks : torch.Tensor of shape (n_steps, batch, n_columns)
-            Feature mask of each decision step.
+        masks : torch.Tensor of shape (n_steps, batch, n_groups)
+            Feature mask of each decision step, one value per attention group.
         sparsity_loss : torch.Tensor, scalar
             The sparsity regulariser, to be weighted by ``lambda_sparse``.
         """

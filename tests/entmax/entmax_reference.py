@@ -6,6 +6,12 @@ from hypothesis import strategies as st
 
 SETTINGS = settings(max_examples=40, deadline=None)
 
+
+def seeded(*shape, seed=0, dtype=torch.float64):
+    """Standard normal scores of ``shape``, reproducible from ``seed``."""
+    return torch.randn(*shape, dtype=dtype, generator=torch.Generator().manual_seed(seed))
+
+
 # Small integers are mixed in so that ties (including whole constant rows) are common.
 values = st.one_of(
     st.floats(-20, 20, allow_nan=False, allow_infinity=False),

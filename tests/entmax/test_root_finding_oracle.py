@@ -8,7 +8,7 @@ is compared with torch.softmax. Everything is float64, tolerance 1e-6.
 import entmax
 import pytest
 import torch
-from entmax_reference import SETTINGS
+from entmax_reference import SETTINGS, seeded
 from hypothesis import given
 from hypothesis import strategies as st
 from torch.testing import assert_close
@@ -28,20 +28,6 @@ TOL = dict(atol=1e-6, rtol=0)
 SHAPES_AND_DIMS = [((7,), 0), ((3, 5), -1), ((3, 5), 0), ((4, 3, 6), 1), ((2, 3, 4, 5), -1), ((2, 3, 4, 5), 2)]
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    # The machine is shared: with several intra-op threads every parallel op
-    # waits for a descheduled sibling, which made single tests 20x slower.
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
-def seeded(*shape, seed=0):
-    return torch.randn(*shape, dtype=torch.float64, generator=torch.Generator().manual_seed(seed))
-
-
 def vjps(fn, X, params, w):
     """Forward value and the gradients of ``sum(w * fn(X, *params))`` in X and every param."""
     X = X.clone().requires_grad_()
@@ -49,6 +35,16 @@ def vjps(fn, X, params, w):
     out = fn(X, *params)
     tensors = [X] + [p for p in params if isinstance(p, torch.Tensor)]
     return out.detach(), torch.autograd.grad((out * w).sum(), tensors)
+
+
+def assert_matches(mine, theirs, X, params, w):
+    """Assert equal values and gradients of ``sum(w * fn(X, *params))``; return our value."""
+    got, grads = vjps(mine, X, params, w)
+    want, wanted = vjps(theirs, X, params, w)
+    assert_close(got, want, **TOL)
+    for grad, wanted_grad in zip(grads, wanted, strict=True):
+        assert_close(grad, wanted_grad, **TOL)
+    return got
 
 
 def per_slice(shape, dim, low, high, seed):
@@ -66,10 +62,8 @@ def per_slice(shape, dim, low, high, seed):
 @pytest.mark.parametrize("training", [True, False], ids=["train", "export"])
 def test_entmax_forward_and_x_gradient(shape, dim, alpha, training):
     X, w = 2 * seeded(*shape, seed=1), seeded(*shape, seed=2)
-    got, (gX,) = vjps(lambda x: entmax_bisect(x, alpha, dim=dim, training=training), X, [], w)
-    want, (wX,) = vjps(lambda x: entmax.entmax_bisect(x, alpha, dim=dim), X, [], w)
-    assert_close(got, want, **TOL)
-    assert_close(gX, wX, **TOL)
+    mine = lambda x: entmax_bisect(x, alpha, dim=dim, training=training)  # noqa: E731
+    assert_matches(mine, lambda x: entmax.entmax_bisect(x, alpha, dim=dim), X, [], w)
 
 
 @pytest.mark.parametrize("shape, dim", SHAPES_AND_DIMS)
@@ -78,22 +72,15 @@ def test_entmax_per_slice_alpha_gradients(shape, dim, training):
     X, w = 2 * seeded(*shape, seed=3), seeded(*shape, seed=4)
     for low, high in ((1.2, 1.9), (1.5, 3.5)):
         alpha = per_slice(shape, dim, low, high, seed=5)
-        got, (gX, ga) = vjps(lambda x, a: entmax_bisect(x, a, dim=dim, training=training), X, [alpha], w)
-        want, (wX, wa) = vjps(lambda x, a: entmax.entmax_bisect(x, a, dim=dim), X, [alpha], w)
-        assert_close(got, want, **TOL)
-        assert_close(gX, wX, **TOL)
-        assert_close(ga, wa, **TOL)
+        mine = lambda x, a: entmax_bisect(x, a, dim=dim, training=training)  # noqa: E731
+        assert_matches(mine, lambda x, a: entmax.entmax_bisect(x, a, dim=dim), X, [alpha], w)
 
 
 @pytest.mark.parametrize("alpha", [1.3, 2.0, 3.0])
 def test_entmax_scalar_tensor_alpha_gradient(alpha):
     X, w = seeded(6, 8, seed=6), seeded(6, 8, seed=7)
     a = torch.tensor(alpha, dtype=torch.float64)
-    got, grads = vjps(lambda x, a: entmax_bisect(x, a), X, [a], w)
-    want, wanted = vjps(lambda x, a: entmax.entmax_bisect(x, a), X, [a], w)
-    assert_close(got, want, **TOL)
-    for g, wg in zip(grads, wanted):
-        assert_close(g, wg, **TOL)
+    assert_matches(entmax_bisect, entmax.entmax_bisect, X, [a], w)
 
 
 @SETTINGS
@@ -130,11 +117,9 @@ def test_alpha_one_is_softmax_with_softmax_gradients(training):
 @pytest.mark.parametrize("training", [True, False], ids=["train", "export"])
 def test_sparsemax_bisect(shape, dim, training):
     X, w = seeded(*shape, seed=10), seeded(*shape, seed=11)
-    got, (gX,) = vjps(lambda x: sparsemax_bisect(x, dim=dim, training=training), X, [], w)
-    want, (wX,) = vjps(lambda x: entmax.sparsemax_bisect(x, dim=dim), X, [], w)
-    assert_close(got, want, **TOL)
+    mine = lambda x: sparsemax_bisect(x, dim=dim, training=training)  # noqa: E731
+    got = assert_matches(mine, lambda x: entmax.sparsemax_bisect(x, dim=dim), X, [], w)
     assert_close(got, entmax.sparsemax(X, dim=dim), **TOL)
-    assert_close(gX, wX, **TOL)
 
 
 # ---------------------------------------------------------------- normmax
@@ -145,10 +130,8 @@ def test_sparsemax_bisect(shape, dim, training):
 @pytest.mark.parametrize("training", [True, False], ids=["train", "export"])
 def test_normmax(shape, dim, alpha, training):
     X, w = 2 * seeded(*shape, seed=12), seeded(*shape, seed=13)
-    got, (gX,) = vjps(lambda x: normmax_bisect(x, alpha, dim=dim, training=training), X, [], w)
-    want, (wX,) = vjps(lambda x: entmax.normmax_bisect(x, alpha, dim=dim), X, [], w)
-    assert_close(got, want, **TOL)
-    assert_close(gX, wX, **TOL)
+    mine = lambda x: normmax_bisect(x, alpha, dim=dim, training=training)  # noqa: E731
+    assert_matches(mine, lambda x: entmax.normmax_bisect(x, alpha, dim=dim), X, [], w)
 
 
 def test_normmax_per_slice_alpha_forward():
@@ -165,11 +148,9 @@ def test_normmax_per_slice_alpha_forward():
 @pytest.mark.parametrize("training", [True, False], ids=["train", "export"])
 def test_budget(shape, dim, budget, training):
     X, w = seeded(*shape, seed=16), seeded(*shape, seed=17)
-    got, (gX,) = vjps(lambda x: budget_bisect(x, budget, dim=dim, training=training), X, [], w)
-    want, (wX,) = vjps(lambda x: entmax.budget_bisect(x, budget, dim=dim), X, [], w)
-    assert_close(got, want, **TOL)
+    mine = lambda x: budget_bisect(x, budget, dim=dim, training=training)  # noqa: E731
+    got = assert_matches(mine, lambda x: entmax.budget_bisect(x, budget, dim=dim), X, [], w)
     assert_close(got.sum(dim), torch.full_like(got.sum(dim), budget), **TOL)
-    assert_close(gX, wX, **TOL)
 
 
 def test_budget_per_slice():

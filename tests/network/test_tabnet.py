@@ -122,3 +122,51 @@ def test_constant_mode_uses_exact_maps_at_special_alphas():
         torch.testing.assert_close(constant(x)[1], exact(x)[1])
     softmax_masks = _network("constant", entmax_alpha=1.0).eval()(x)[1]
     assert (softmax_masks > 0).all()  # softmax is dense
+
+
+def test_attention_groups_share_one_mask_value_and_split_it_for_explanations():
+    # columns 0 and 2 (numeric) form one group; column 3 (categorical, width 2) joins column 4
+    embedding = InputEmbedding([None, 5, None, 5, None], [1, 3, 1, 2, 1], attention_groups=[[0, 2], [1], [3, 4]])
+    assert embedding.n_groups == 3
+    # embedded layout: numeric 0, 2, 4 then embeddings of 1 (3 dims) and 3 (2 dims)
+    expected = torch.tensor(
+        [
+            [1, 1, 0, 0, 0, 0, 0, 0],
+            [0, 0, 0, 1, 1, 1, 0, 0],
+            [0, 0, 1, 0, 0, 0, 1, 1],
+        ],
+        dtype=torch.float32,
+    )
+    torch.testing.assert_close(embedding.group_matrix, expected)
+    explanation = torch.tensor(
+        [[0.5, 0, 0.5, 0, 0], [0, 1, 0, 0, 0], [0, 0, 0, 0.5, 0.5]],
+        dtype=torch.float32,
+    )
+    torch.testing.assert_close(embedding.explanation_matrix, explanation)
+
+
+@pytest.mark.parametrize("groups", [[[0, 1], [1, 2, 3, 4]], [[0, 1, 2, 3]], [[0], [], [1, 2, 3, 4]], [[0, 1, 2, 3, 5]]])
+def test_attention_groups_must_partition_the_columns(groups):
+    with pytest.raises(ValueError, match="cover each of the 5 columns exactly once"):
+        InputEmbedding([None, 5, None, 5, None], [1, 3, 1, 2, 1], attention_groups=groups)
+
+
+def test_grouped_network_masks_have_one_value_per_group():
+    network = _network(attention_groups=[[0, 2], [1], [3, 4]]).eval()
+    _, masks, _ = network(_inputs())
+    assert masks.shape == (3, 64, 3)
+    torch.testing.assert_close(masks.sum(dim=-1), torch.ones(3, 64))
+    expanded = masks @ network.embedding.group_matrix
+    torch.testing.assert_close(expanded[..., 0], expanded[..., 1])  # numeric columns 0 and 2 share a weight
+
+
+@pytest.mark.parametrize("entmax_mode", ENTMAX_MODES)
+def test_exportable_attention_gives_the_same_masks(entmax_mode):
+    network = _network(entmax_mode, entmax_alpha=1.3).eval()
+    x = _inputs()
+    with torch.no_grad():
+        _, masks, _ = network(x)
+        for attentive in network.attentive_transformers:
+            attentive.exportable = True
+        _, exported_masks, _ = network(x)
+    torch.testing.assert_close(exported_masks, masks, atol=1e-5, rtol=0)

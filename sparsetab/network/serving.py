@@ -1,0 +1,116 @@
+"""A fitted TabNet packaged for serving: raw inputs in, predictions and feature masks out.
+
+The estimators feed the network one float matrix whose numeric columns are standardised and
+whose categorical columns hold category codes as floats. A served model should take what a
+client can build without scikit-learn or pandas, so :class:`ServingTabNet` takes the numeric
+columns as they are (float64) and the category codes as int64, and does the standardisation,
+the column interleaving and the output transform itself.
+"""
+
+import copy
+
+import torch
+from torch import nn
+
+__all__ = ["ServingTabNet", "OUTPUT_TRANSFORMS"]
+
+OUTPUT_TRANSFORMS = ("softmax", "affine")
+
+
+class ServingTabNet(nn.Module):
+    """Wrap a fitted :class:`~sparsetab.network.TabNet` for ``torch.export`` and TorchScript.
+
+    The wrapped network is a deep copy in evaluation mode, without gradients, whose attentive
+    transformers use the exportable (``training=False``) entmax path; the original network is
+    not changed.
+
+    Parameters
+    ----------
+    network : sparsetab.network.TabNet
+        The fitted network.
+    numeric_columns : list of int
+        Positions, among the input columns, of the numeric columns (in the order of the
+        ``numeric`` argument of :meth:`forward`).
+    categorical_columns : list of int
+        Positions of the categorical columns (in the order of the ``codes`` argument).
+    center, scale : array-like of shape (n_numeric,), float64
+        Standardisation of the numeric columns: the network sees ``(numeric - center) / scale``.
+    output_transform : {"softmax", "affine"}
+        ``"softmax"``: class probabilities from the logits; ``"affine"``: regression values
+        ``output * target_scale + target_mean``.
+    target_mean, target_scale : array-like of shape (output_dim,), float64, default=None
+        Required for ``"affine"``.
+
+    Raises
+    ------
+    ValueError
+        If ``output_transform`` is unknown, the column positions do not cover the network's
+        input columns exactly once, or ``"affine"`` is asked without the target statistics.
+    """
+
+    def __init__(
+        self,
+        network,
+        numeric_columns,
+        categorical_columns,
+        center,
+        scale,
+        output_transform,
+        target_mean=None,
+        target_scale=None,
+    ):
+        super().__init__()
+        if output_transform not in OUTPUT_TRANSFORMS:
+            raise ValueError(f"output_transform must be one of {OUTPUT_TRANSFORMS}, got {output_transform!r}.")
+        order = list(numeric_columns) + list(categorical_columns)
+        n_columns = network.embedding.explanation_matrix.shape[1]
+        if sorted(order) != list(range(n_columns)):
+            raise ValueError(
+                f"numeric_columns and categorical_columns must cover the {n_columns} input columns exactly once; "
+                f"got {list(numeric_columns)} and {list(categorical_columns)}."
+            )
+        if output_transform == "affine" and (target_mean is None or target_scale is None):
+            raise ValueError("output_transform='affine' needs target_mean and target_scale.")
+        self.network = copy.deepcopy(network).cpu().eval().requires_grad_(False)
+        for attentive in self.network.attentive_transformers:
+            attentive.exportable = True
+        self.output_transform = output_transform
+        float64 = dict(dtype=torch.float64)
+        # inverse permutation: input column j is column `position[j]` of cat([numeric, codes])
+        position = torch.empty(n_columns, dtype=torch.long)
+        position[torch.tensor(order, dtype=torch.long)] = torch.arange(n_columns)
+        self.register_buffer("position", position)
+        self.register_buffer("center", torch.as_tensor(center, **float64).reshape(-1))
+        self.register_buffer("scale", torch.as_tensor(scale, **float64).reshape(-1))
+        if output_transform == "affine":
+            self.register_buffer("target_mean", torch.as_tensor(target_mean, **float64).reshape(-1))
+            self.register_buffer("target_scale", torch.as_tensor(target_scale, **float64).reshape(-1))
+
+    def forward(self, numeric, codes):
+        """Predict and explain a batch.
+
+        Parameters
+        ----------
+        numeric : torch.Tensor of shape (batch, n_numeric), float64
+            The numeric columns, unscaled, in training column order.
+        codes : torch.Tensor of shape (batch, n_categorical), int64
+            Category codes: 0 for missing or unseen, ``c + 1`` for the ``c``-th category seen
+            at fit.
+
+        Returns
+        -------
+        prediction : torch.Tensor of shape (batch, output_dim), float64
+            Class probabilities (``"softmax"``) or regression values (``"affine"``).
+        step_masks : torch.Tensor of shape (batch, n_steps, n_columns), float32
+            The feature mask of each decision step per input column (as ``explain``).
+        """
+        standardised = ((numeric - self.center) / self.scale).to(torch.float32)
+        x = torch.cat([standardised, codes.to(torch.float32)], dim=1).index_select(1, self.position)
+        decision, masks, _, _ = self.network.encode(x)
+        output = self.network.head(decision).to(torch.float64)
+        if self.output_transform == "softmax":
+            prediction = torch.softmax(output, dim=1)
+        else:
+            prediction = output * self.target_scale + self.target_mean
+        step_masks = (masks @ self.network.embedding.explanation_matrix).permute(1, 0, 2)
+        return prediction, step_masks

@@ -1,0 +1,119 @@
+import json
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from sklearn.exceptions import ConvergenceWarning, NotFittedError
+
+from sparsetab import SparseTabNetClassifier, SparseTabNetRegressor
+from sparsetab.network.serving import ServingTabNet
+
+FAST = dict(n_d=4, n_a=4, n_steps=2, virtual_batch_size=32, batch_size=64, max_epochs=2, random_state=0)
+
+
+@pytest.fixture(autouse=True)
+def _quiet():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        yield
+
+
+def _frame(n_rows=160, seed=0):
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame(
+        {
+            "age": rng.uniform(20, 70, n_rows),
+            "city": rng.choice(["Paris", "Oslo", "Lima"], n_rows),
+            "income": rng.lognormal(10, 1, n_rows),
+            "plan": pd.Categorical(rng.choice(["basic", "gold"], n_rows)),
+        }
+    )
+    y = np.where((X["city"] == "Oslo") | (X["age"] > 55), "yes", "no")
+    return X, y
+
+
+@pytest.fixture(scope="module")
+def classifier():
+    X, y = _frame()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return SparseTabNetClassifier(entmax_mode="adaptive", grouped_features=[["age", "income"]], **FAST).fit(X, y)
+
+
+def _load(path, export_format):
+    extra = {"sparsetab.json": ""}
+    if export_format == "exported_program":
+        module = torch.export.load(path, extra_files=extra).module()
+    else:
+        module = torch.jit.load(path, _extra_files=extra)
+    return module, json.loads(extra["sparsetab.json"])
+
+
+def test_transform_inputs_gives_raw_numeric_columns_and_category_codes(classifier):
+    X = pd.DataFrame(
+        {"age": [30.0, 41.5], "city": ["Oslo", "Rome"], "income": [1e4, 2e4], "plan": pd.Categorical(["gold", None])}
+    )
+    numeric, codes = classifier.transform_inputs(X)
+    assert numeric.dtype == np.float64 and codes.dtype == np.int64
+    np.testing.assert_array_equal(numeric, [[30.0, 1e4], [41.5, 2e4]])
+    # categories sorted at fit: Lima, Oslo, Paris -> codes 1, 2, 3; unseen "Rome" and a missing plan -> 0
+    np.testing.assert_array_equal(codes, [[2, 2], [0, 0]])
+
+
+@pytest.mark.parametrize("export_format", ["exported_program", "torchscript"])
+def test_exported_classifier_predicts_and_explains_like_the_estimator(classifier, export_format, tmp_path):
+    path = classifier.export(tmp_path / "model.pt2", format=export_format)
+    assert [p.name for p in tmp_path.iterdir()] == ["model.pt2"]  # no temporary file left behind
+    module, metadata = _load(path, export_format)
+    for n_rows in (1, 7, 100):  # batch sizes other than the two-row example it was traced with
+        X, _ = _frame(n_rows, seed=n_rows)
+        X.loc[0, "city"] = "Rome"  # an unseen category
+        numeric, codes = classifier.transform_inputs(X)
+        prediction, step_masks = module(torch.from_numpy(numeric), torch.from_numpy(codes))
+        assert prediction.dtype == torch.float64 and step_masks.dtype == torch.float32
+        np.testing.assert_allclose(prediction.numpy(), classifier.predict_proba(X), atol=1e-6)
+        np.testing.assert_allclose(step_masks.numpy(), classifier.explain(X).step_masks, atol=1e-5)
+    assert metadata["estimator"] == "SparseTabNetClassifier"
+    assert metadata["inputs"]["numeric"]["columns"] == ["age", "income"]
+    assert metadata["inputs"]["codes"]["categories"] == {"city": ["Lima", "Oslo", "Paris"], "plan": ["basic", "gold"]}
+    assert metadata["outputs"]["columns"] == ["age", "city", "income", "plan"]
+    assert "['no', 'yes']" in metadata["outputs"]["prediction"]
+
+
+def test_exported_regressor_predicts_in_target_units_without_categorical_columns(tmp_path):
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(150, 3))
+    y = np.column_stack([100 + 10 * X[:, 0], -5 * X[:, 1]])
+    model = SparseTabNetRegressor(entmax_mode="entmax15", **FAST).fit(X, y)
+    module, metadata = _load(model.export(tmp_path / "regressor.pt2"), "exported_program")
+    numeric, codes = model.transform_inputs(X[:33])
+    assert codes.shape == (33, 0)
+    prediction, _ = module(torch.from_numpy(numeric), torch.from_numpy(codes))
+    np.testing.assert_allclose(prediction.numpy(), model.predict(X[:33]), rtol=1e-6, atol=1e-6)
+    assert metadata["inputs"]["numeric"]["columns"] == ["x0", "x1", "x2"]
+
+
+def test_export_leaves_the_estimator_unchanged(classifier, tmp_path):
+    X, _ = _frame(20, seed=5)
+    before = classifier.predict_proba(X)
+    classifier.export(tmp_path / "model.pt", format="torchscript")
+    assert not any(attentive.exportable for attentive in classifier.network_.attentive_transformers)
+    assert all(parameter.requires_grad for parameter in classifier.network_.parameters())
+    np.testing.assert_array_equal(classifier.predict_proba(X), before)
+
+
+def test_export_errors(classifier, tmp_path):
+    with pytest.raises(ValueError, match="format must be one of \\('exported_program', 'torchscript'\\), got 'onnx'"):
+        classifier.export(tmp_path / "model.onnx", format="onnx")
+    with pytest.raises(NotFittedError):
+        SparseTabNetClassifier().export(tmp_path / "model.pt2")
+    with pytest.raises(NotFittedError):
+        SparseTabNetClassifier().transform_inputs(np.zeros((2, 2)))
+    with pytest.raises(ValueError, match="output_transform must be one of"):
+        ServingTabNet(classifier.network_, [0, 2], [1, 3], [0, 0], [1, 1], "sigmoid")
+    with pytest.raises(ValueError, match="cover the 4 input columns exactly once"):
+        ServingTabNet(classifier.network_, [0, 2], [1], [0, 0], [1, 1], "softmax")
+    with pytest.raises(ValueError, match="needs target_mean and target_scale"):
+        ServingTabNet(classifier.network_, [0, 2], [1, 3], [0, 0], [1, 1], "affine")
