@@ -1,21 +1,28 @@
 """BaseSparseTabNet: parameters, the fit/predict plumbing and explain(), shared by both estimators."""
 
+import contextlib
+import copy
+import io
 import numbers
+import warnings
 from abc import abstractmethod
 
 import numpy as np
 import pandas as pd
 import scipy.sparse
 import torch
-from sklearn.base import BaseEstimator, _fit_context
+from joblib import cpu_count
+from sklearn.base import BaseEstimator, _fit_context, is_classifier
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import train_test_split
 from sklearn.utils import Bunch, check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import unique_labels
 from sklearn.utils.validation import (
     _check_sample_weight,
     check_consistent_length,
     check_is_fitted,
+    column_or_1d,
     validate_data,
 )
 
@@ -32,6 +39,60 @@ _INFERENCE_BATCH_ROWS = 16384
 _IMPORTANCE_MAX_ROWS = 10000
 # early_stopping="auto" switches on above this many training rows.
 _AUTO_EARLY_STOPPING_MIN_ROWS = 10000
+# Parameters the network is built from: warm_start and partial_fit refuse to continue when they change.
+_ARCHITECTURE_PARAMETERS = (
+    "n_d",
+    "n_a",
+    "n_steps",
+    "gamma",
+    "n_independent",
+    "n_shared",
+    "virtual_batch_size",
+    "momentum",
+    "entmax_mode",
+    "entmax_alpha",
+    "categorical_features",
+    "cat_emb_dim",
+    "grouped_features",
+)
+# Fitted attributes holding tensors, pickled with torch.save so they load on the CPU first.
+_TORCH_STATE_KEYS = ("network_", "_optimizer_state", "_shuffle_state")
+
+
+@contextlib.contextmanager
+def _torch_threads(n_jobs):
+    """Run the block with ``n_jobs`` torch threads (joblib's convention for negative values), then restore.
+
+    ``None`` leaves torch's thread count as it is.
+    """
+    if n_jobs is None:
+        yield
+        return
+    previous = torch.get_num_threads()
+    torch.set_num_threads(n_jobs if n_jobs > 0 else max(1, cpu_count() + 1 + n_jobs))
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
+
+
+def _device_available(device):
+    """Whether torch can allocate on ``device`` (a torch.device) in this process."""
+    try:
+        torch.empty(0, device=device)
+    except (RuntimeError, AssertionError):  # AssertionError: torch built without that backend
+        return False
+    return True
+
+
+def _same_value(before, now):
+    """Parameter equality that also works for arrays and lists of them."""
+    if isinstance(before, np.ndarray) or isinstance(now, np.ndarray):
+        return type(before) is type(now) and np.array_equal(np.asarray(before, object), np.asarray(now, object))
+    try:
+        return bool(before == now)
+    except (TypeError, ValueError):
+        return False
 
 
 class BaseSparseTabNet(BaseEstimator):
@@ -68,6 +129,12 @@ class BaseSparseTabNet(BaseEstimator):
         "scoring": [StrOptions({"loss"}), str, callable],
         "random_state": ["random_state"],
         "verbose": ["verbose"],
+        "warm_start": ["boolean"],
+        "n_jobs": [
+            Interval(numbers.Integral, None, -1, closed="right"),
+            Interval(numbers.Integral, 1, None, closed="left"),
+            None,
+        ],
         "device": [str, torch.device],
     }
 
@@ -100,6 +167,8 @@ class BaseSparseTabNet(BaseEstimator):
         scoring="loss",
         random_state=None,
         verbose=0,
+        warm_start=False,
+        n_jobs=None,
         device="cpu",
     ):
         self.n_d = n_d
@@ -128,6 +197,8 @@ class BaseSparseTabNet(BaseEstimator):
         self.scoring = scoring
         self.random_state = random_state
         self.verbose = verbose
+        self.warm_start = warm_start
+        self.n_jobs = n_jobs
         self.device = device
 
     # ----- hooks for the subclasses -------------------------------------------------------
@@ -174,7 +245,7 @@ class BaseSparseTabNet(BaseEstimator):
     def _encode_X(self, X):
         """Validate ``X`` against the fitted columns and return the float32 tensor for the network."""
         frame = self._validate_X(X, reset=False)
-        return torch.from_numpy(self._encoder.transform(frame)).to(self.device)
+        return torch.from_numpy(self._encoder.transform(frame)).to(self._device)
 
     def _resolve_early_stopping(self, n_samples, has_validation_data):
         if self.early_stopping == "auto":
@@ -185,6 +256,10 @@ class BaseSparseTabNet(BaseEstimator):
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None, *, X_val=None, y_val=None, sample_weight_val=None):
         """Fit the model to ``X`` and ``y``.
+
+        With ``warm_start=True`` and a fitted model, training continues from the current
+        weights (same columns and, for a classifier, the same classes required) for up to
+        ``max_epochs`` more epochs, and the fitted attributes are extended.
 
         Parameters
         ----------
@@ -214,16 +289,100 @@ class BaseSparseTabNet(BaseEstimator):
         ValueError
             For invalid parameters (naming the parameter and the accepted values), inputs of
             inconsistent lengths, only one of ``X_val`` / ``y_val``, non-finite numeric input,
-            or all-zero sample weights.
+            all-zero sample weights, an unavailable ``device``, or, with ``warm_start=True``,
+            columns, classes or network parameters that differ from the fitted model's.
         TypeError
             For sparse input or unsupported column dtypes (datetime, complex).
+
+        Warns
+        -----
+        sklearn.exceptions.ConvergenceWarning
+            When ``max_epochs`` is reached while the monitored quantity still improves.
+        UserWarning
+            When a KeyboardInterrupt stops training: the model keeps the epochs done (and the
+            best weights under early stopping) and stays usable.
         """
-        self._fitted = False  # a fit that fails half-way leaves the estimator unfitted, not mixed
+        return self._fit(
+            X, y, sample_weight, X_val=X_val, y_val=y_val, sample_weight_val=sample_weight_val, incremental=False
+        )
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y, sample_weight=None):
+        """Train for one epoch on ``X`` and ``y``, continuing from the current weights.
+
+        The first call (on an unfitted model) builds the network and learns the columns, the
+        categories and the target scaling from its data; later calls continue the same
+        network, optimizer state and shuffling stream, so ``n`` calls on the same data equal
+        ``fit`` with ``max_epochs=n`` without early stopping. There is no early stopping, no
+        convergence test and no validation score in ``partial_fit``.
+
+        Parameters
+        ----------
+        X : pandas.DataFrame or array-like of shape (n_samples, n_features)
+            Training data, with the columns of the first call.
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+            Targets, with the number of outputs of the first call.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights of the rows in the loss.
+
+        Returns
+        -------
+        self : object
+            The estimator, trained for one more epoch.
+
+        Raises
+        ------
+        ValueError
+            For invalid parameters, ``early_stopping=True``, or data whose columns or outputs
+            differ from the fitted model's.
+        """
+        return self._fit(X, y, sample_weight, incremental=True)
+
+    def _fit(self, X, y, sample_weight, *, X_val=None, y_val=None, sample_weight_val=None, incremental, classes=None):
+        """The one implementation of ``fit`` (``incremental=False``) and ``partial_fit`` (``True``)."""
         if y is None:
             raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None.")
-        self._check_device()
-        frame = self._validate_X(X, reset=True)
-        targets, stratify = self._encode_targets(y, fitting=True)
+        first_pass = not self.__sklearn_is_fitted__() or (not self.warm_start and not incremental)
+        method = "partial_fit" if incremental else "fit with warm_start=True"
+        if incremental:
+            self._check_partial_fit_arguments(first_pass, classes)
+        elif not first_pass:
+            self._check_architecture_unchanged(method)
+        device = self._resolve_device()
+        with _torch_threads(self.n_jobs):
+            if first_pass:
+                self._fitted = False  # a fit that fails half-way leaves the estimator unfitted, not mixed
+                frame = self._validate_X(X, reset=True)
+                if classes is not None:  # the classifier's first partial_fit: classes_ from `classes`
+                    self._encode_targets(np.asarray(classes), fitting=True)
+                    self._check_continued_labels(y, incremental=True)
+                    targets, stratify = self._encode_targets(y, fitting=False)
+                else:
+                    targets, stratify = self._encode_targets(y, fitting=True)
+            else:
+                frame = self._validate_X(X, reset=False)
+                self._check_continued_labels(y, incremental)
+                targets, stratify = self._encode_targets(y, fitting=False)
+            self._device = device
+            if not first_pass:
+                self.network_.to(device)
+            self._fit_prepared(
+                frame,
+                targets,
+                stratify,
+                y,
+                sample_weight,
+                X_val,
+                y_val,
+                sample_weight_val,
+                incremental=incremental,
+                first_pass=first_pass,
+            )
+        return self
+
+    def _fit_prepared(
+        self, frame, targets, stratify, y, sample_weight, X_val, y_val, sample_weight_val, *, incremental, first_pass
+    ):
         if len(targets) != frame.shape[0]:
             raise ValueError(
                 f"X and y have inconsistent numbers of samples: X has {frame.shape[0]}, y has {len(targets)}."
@@ -243,7 +402,7 @@ class BaseSparseTabNet(BaseEstimator):
         random_state = check_random_state(self.random_state)
         seed = int(random_state.randint(np.iinfo(np.int32).max))
         has_validation = X_val is not None
-        early_stopping = self._resolve_early_stopping(frame.shape[0], has_validation)
+        early_stopping = not incremental and self._resolve_early_stopping(frame.shape[0], has_validation)
         if early_stopping and not has_validation:
             frame, frame_val, targets, targets_val, weights, weights_val = self._split_validation(
                 frame, targets, weights, stratify, seed
@@ -265,32 +424,49 @@ class BaseSparseTabNet(BaseEstimator):
                 "after dropping rows of zero sample_weight and holding out validation rows."
             )
 
-        self._encoder = TabularEncoder(self.categorical_features)
-        X_train = torch.from_numpy(self._encoder.fit_transform(frame)).to(self.device)
-        self._fit_target_transform(targets)
-        y_train = self._target_tensor(targets)
-        w_train = torch.as_tensor(weights, dtype=torch.float32, device=self.device)
+        device = self._device
+        if first_pass:
+            self._encoder = TabularEncoder(self.categorical_features)
+            X_train = torch.from_numpy(self._encoder.fit_transform(frame)).to(device)
+            names = self._feature_names()
+            self.categories_ = {
+                str(names[j]): np.asarray(categories, dtype=object)
+                for j, categories in self._encoder.categories_.items()
+            }
+            self._fit_target_transform(targets)
+        else:
+            X_train = torch.from_numpy(self._encoder.transform(frame)).to(device)
+        y_train = self._target_tensor(targets).to(device)
+        w_train = torch.as_tensor(weights, dtype=torch.float32, device=device)
 
-        embedding_dims = self._embedding_dims(frame.columns)
-        self._attention_groups = self._resolve_attention_groups(frame.columns)
-        with torch.random.fork_rng(devices=[]):  # seed the weights without touching the global RNG
-            torch.manual_seed(seed)
-            self.network_ = TabNet(
-                self._encoder.cardinalities,
-                embedding_dims,
-                self._output_dim(),
-                n_d=self.n_d,
-                n_a=self.n_a,
-                n_steps=self.n_steps,
-                gamma=self.gamma,
-                n_independent=self.n_independent,
-                n_shared=self.n_shared,
-                virtual_batch_size=self.virtual_batch_size,
-                momentum=self.momentum,
-                entmax_mode=self.entmax_mode,
-                entmax_alpha=self.entmax_alpha,
-                attention_groups=self._attention_groups,
-            ).to(self.device)
+        if first_pass:
+            embedding_dims = self._embedding_dims(frame.columns)
+            self._attention_groups = self._resolve_attention_groups(frame.columns)
+            with torch.random.fork_rng(devices=[]):  # seed the weights without touching the global RNG
+                torch.manual_seed(seed)
+                self.network_ = TabNet(
+                    self._encoder.cardinalities,
+                    embedding_dims,
+                    self._output_dim(),
+                    n_d=self.n_d,
+                    n_a=self.n_a,
+                    n_steps=self.n_steps,
+                    gamma=self.gamma,
+                    n_independent=self.n_independent,
+                    n_shared=self.n_shared,
+                    virtual_batch_size=self.virtual_batch_size,
+                    momentum=self.momentum,
+                    entmax_mode=self.entmax_mode,
+                    entmax_alpha=self.entmax_alpha,
+                    attention_groups=self._attention_groups,
+                )
+            self._architecture = {name: copy.deepcopy(getattr(self, name)) for name in _ARCHITECTURE_PARAMETERS}
+            self._optimizer_state = None
+            generator = torch.Generator().manual_seed(seed)
+        else:
+            generator = torch.Generator()
+            generator.set_state(self._shuffle_state)
+        self.network_.to(device)
 
         score_function = None
         if frame_val is not None:
@@ -301,9 +477,10 @@ class BaseSparseTabNet(BaseEstimator):
                 or getattr(self, "class_weight", None) is not None
             )
             score_function = self._make_score_function(frame_val, targets_val, y_val_raw, weights_val, weights_given)
+        epochs_before = 0 if first_pass else self.n_iter_
         config = TrainingConfig(
             batch_size=self.batch_size,
-            max_epochs=self.max_epochs,
+            max_epochs=1 if incremental else self.max_epochs,
             learning_rate=self.learning_rate,
             learning_rate_decay=self.learning_rate_decay,
             max_grad_norm=self.max_grad_norm,
@@ -312,41 +489,186 @@ class BaseSparseTabNet(BaseEstimator):
             tol=self.tol,
             early_stopping=early_stopping,
             verbose=self.verbose,
+            incremental=incremental,
+            epoch_offset=epochs_before,
         )
-        generator = torch.Generator().manual_seed(seed)
         # The state is complete from here on, and a scorer given as `scoring` calls predict.
         self._fitted = True
         try:
+            # As scikit-learn's MLP: partial_fit continues the optimizer (Adam's moments, the decayed
+            # learning rate); fit, warm started or not, starts a fresh one at learning_rate.
             history = train_network(
-                self.network_, self._loss, X_train, y_train, w_train, config, generator, score_function
+                self.network_,
+                self._loss,
+                X_train,
+                y_train,
+                w_train,
+                config,
+                generator,
+                score_function,
+                optimizer_state=self._optimizer_state if incremental else None,
             )
         except BaseException:
             self._fitted = False
             raise
-
-        self.n_iter_ = len(history.loss_curve)
-        self.loss_curve_ = history.loss_curve
-        self.validation_scores_ = history.validation_scores
-        self.best_validation_score_ = (
-            history.validation_scores[history.best_epoch] if early_stopping and history.best_epoch is not None else None
-        )
-        self.best_epoch_ = history.best_epoch if early_stopping else None
-        self.entmax_alphas_ = np.asarray(self.network_.alphas)
-        self.entmax_alpha_history_ = np.asarray(history.alpha_history).reshape(-1, self.n_steps)
+        self._record_history(history, early_stopping, first_pass)
+        self._optimizer_state = history.optimizer_state
+        self._shuffle_state = generator.get_state()
         self.feature_importances_ = self._training_importances(X_train, random_state)
-        return self
+
+    def _record_history(self, history, early_stopping, first_pass):
+        """Set (first pass) or extend (warm start, partial_fit) the fitted training attributes."""
+        n_new = len(history.loss_curve)
+        previous_losses = [] if first_pass else list(self.loss_curve_)
+        previous_scores = None if first_pass else self.validation_scores_
+        previous_alphas = np.empty((0, self.n_steps)) if first_pass else self.entmax_alpha_history_
+        n_before = len(previous_losses)
+        self.loss_curve_ = previous_losses + history.loss_curve
+        self.n_iter_ = len(self.loss_curve_)
+        if history.validation_scores is None and previous_scores is None:
+            self.validation_scores_ = None
+        else:  # epochs run without validation data (another call) score NaN
+            self.validation_scores_ = (
+                list(previous_scores) if previous_scores is not None else [np.nan] * n_before
+            ) + (history.validation_scores if history.validation_scores is not None else [np.nan] * n_new)
+        if early_stopping and history.best_iteration is not None:
+            self.best_iteration_ = n_before + history.best_iteration
+            self.best_validation_score_ = self.validation_scores_[self.best_iteration_]
+        else:
+            self.best_iteration_ = None
+            self.best_validation_score_ = None
+        self.entmax_alphas_ = np.asarray(self.network_.alphas)
+        self.entmax_alpha_history_ = np.concatenate(
+            [previous_alphas, np.asarray(history.alpha_history, dtype=np.float64).reshape(-1, self.n_steps)]
+        )
+
+    def _check_partial_fit_arguments(self, first_pass, classes):
+        if self.early_stopping is True:
+            raise ValueError(
+                "partial_fit does not support early_stopping=True: it runs one epoch per call without a "
+                "validation split; set early_stopping=False or 'auto' (off in partial_fit), or use fit."
+            )
+        if is_classifier(self):
+            if getattr(self, "class_weight", None) == "balanced":
+                raise ValueError(
+                    "class_weight='balanced' is not supported by partial_fit: one batch's class frequencies are not "
+                    "the data's. Compute the weights on all the data (sklearn.utils.class_weight."
+                    "compute_class_weight) and pass them as a dict."
+                )
+            if first_pass and classes is None:
+                raise ValueError(
+                    "classes must be passed on the first call to partial_fit: the array of all class labels, "
+                    "e.g. classes=np.unique(y_all)."
+                )
+            if classes is not None:
+                if np.ndim(classes) != 1:
+                    raise ValueError(f"classes must be a 1-D array of class labels, got shape {np.shape(classes)}.")
+                if not first_pass and not np.array_equal(unique_labels(classes), self.classes_):
+                    raise ValueError(
+                        f"classes={unique_labels(classes).tolist()!r} differs from the classes of the fitted model, "
+                        f"{self.classes_.tolist()!r}; pass the same classes or none after the first call."
+                    )
+        elif classes is not None:
+            raise ValueError(f"classes is for classifiers only; got classes={classes!r} for {type(self).__name__}.")
+        if not first_pass:
+            self._check_architecture_unchanged("partial_fit")
+
+    def _check_architecture_unchanged(self, method):
+        for name in _ARCHITECTURE_PARAMETERS:
+            before, now = self._architecture[name], getattr(self, name)
+            if not _same_value(before, now):
+                raise ValueError(
+                    f"{method} continues the fitted network, which was built with {name}={before!r}; it is now "
+                    f"{name}={now!r}. Restore it, or fit with warm_start=False to build a new network."
+                )
+
+    def _check_continued_labels(self, y, incremental):
+        """With a fitted model, check that ``y`` fits its targets before continuing to train on it."""
+        if not is_classifier(self):
+            n_outputs = 1 if np.ndim(y) < 2 else np.shape(y)[1]
+            if hasattr(self, "n_outputs_") and n_outputs != self.n_outputs_:
+                raise ValueError(
+                    f"y has {n_outputs} output(s) but the fitted model has n_outputs_={self.n_outputs_}; "
+                    "partial_fit and warm_start need targets of the same shape."
+                )
+            return
+        if not isinstance(self.classes_, np.ndarray) or np.ndim(y) > 2 or (np.ndim(y) == 2 and np.shape(y)[1] > 1):
+            if incremental:
+                raise ValueError(
+                    "partial_fit supports one column of class labels (binary or multiclass y); got y of shape "
+                    f"{np.shape(y)}. For multilabel or multi-output targets use fit with warm_start=True."
+                )
+            return  # multilabel / multi-output: the subclass's target encoding checks y
+        labels = unique_labels(column_or_1d(y, warn=False) if np.ndim(y) == 2 else y)
+        if incremental:
+            unknown = np.setdiff1d(labels, self.classes_)
+            if unknown.size:
+                raise ValueError(
+                    f"y has classes not in classes_: {unknown.tolist()!r}; classes_ is {self.classes_.tolist()!r} "
+                    "(set by the classes argument of the first partial_fit call, or by fit)."
+                )
+        elif set(labels.tolist()) != set(self.classes_.tolist()):
+            raise ValueError(
+                "warm_start can only be used where y has the same classes as in the previous call to fit: "
+                f"previously {self.classes_.tolist()!r}, y has {labels.tolist()!r}. Set warm_start=False to refit."
+            )
 
     def __sklearn_is_fitted__(self):
         return getattr(self, "_fitted", False)
 
-    def _check_device(self):
+    def _resolve_device(self):
+        """The torch.device of the ``device`` parameter; ValueError when it is not usable here."""
+        device = self.device
+        if isinstance(device, str) and device == "auto":
+            device = "cuda" if torch.cuda.is_available() else "cpu"
         try:
-            torch.empty(0, device=torch.device(self.device))
-        except (RuntimeError, AssertionError) as error:
+            device = torch.device(device)
+        except (RuntimeError, TypeError) as error:
             raise ValueError(
-                f"device={self.device!r} is not usable here ({error}); accepted: 'cpu' or an available "
-                "accelerator such as 'cuda' or 'cuda:0'."
+                f"device={self.device!r} is not usable here ({error}); accepted: 'cpu', 'cuda', 'cuda:N', 'auto' "
+                "(cuda when available, else cpu) or a torch.device."
             ) from error
+        if not _device_available(device):
+            raise ValueError(
+                f"device={self.device!r} is not usable here (no such device is available to torch "
+                f"{torch.__version__}); accepted: 'cpu', 'cuda', 'cuda:N', 'auto' (cuda when available, else "
+                "cpu) or a torch.device."
+            )
+        return device
+
+    # ----- pickling -----------------------------------------------------------------------
+    def __getstate__(self):
+        state = dict(super().__getstate__())
+        tensors = {key: state.pop(key) for key in _TORCH_STATE_KEYS if key in state}
+        if tensors:
+            # torch.save records each tensor's device; __setstate__ maps them to the CPU first, so a model
+            # fitted on a GPU unpickles on a machine without one.
+            buffer = io.BytesIO()
+            torch.save(tensors, buffer)
+            state["_torch_state"] = buffer.getvalue()
+        return state
+
+    def __setstate__(self, state):
+        state = dict(state)
+        blob = state.pop("_torch_state", None)
+        super().__setstate__(state)
+        if blob is None:
+            return
+        tensors = torch.load(io.BytesIO(blob), map_location="cpu", weights_only=False)
+        device = getattr(self, "_device", torch.device("cpu"))
+        if device.type != "cpu":
+            if _device_available(device):
+                tensors["network_"].to(device)
+            else:
+                warnings.warn(
+                    f"This {type(self).__name__} was fitted on device {str(device)!r}, which is not available "
+                    "here; its network was loaded on the CPU, where it predicts. To train it further, set "
+                    "device='cpu' (or an available device).",
+                    UserWarning,
+                    stacklevel=2,
+                )
+                self._device = torch.device("cpu")
+        self.__dict__.update(tensors)
 
     def _embedding_dims(self, columns):
         """Embedding width per column from ``cat_emb_dim`` (numeric columns get a placeholder 1)."""
@@ -428,8 +750,8 @@ class BaseSparseTabNet(BaseEstimator):
     def _make_score_function(self, frame_val, targets_val, y_val_raw, weights_val, pass_weights):
         if self.scoring == "loss":
             X_val = self._encode_X(frame_val)
-            y_val = self._target_tensor(targets_val)
-            w_val = torch.as_tensor(weights_val, dtype=torch.float32, device=self.device)
+            y_val = self._target_tensor(targets_val).to(self._device)
+            w_val = torch.as_tensor(weights_val, dtype=torch.float32, device=self._device)
 
             def negative_validation_loss():
                 self.network_.eval()
@@ -469,9 +791,10 @@ class BaseSparseTabNet(BaseEstimator):
         X_tensor = self._encode_X(X)
         out = np.empty((X_tensor.shape[0], self._output_dim()), dtype=np.float32)
         start = 0
-        for decision, *_ in self._forward_batches(X_tensor):
-            out[start : start + decision.shape[0]] = self.network_.head(decision).cpu().numpy()
-            start += decision.shape[0]
+        with _torch_threads(self.n_jobs):
+            for decision, *_ in self._forward_batches(X_tensor):
+                out[start : start + decision.shape[0]] = self.network_.head(decision).cpu().numpy()
+                start += decision.shape[0]
         return out
 
     def _explain_tensor(self, X_tensor):
@@ -531,7 +854,9 @@ class BaseSparseTabNet(BaseEstimator):
         Arik and Pfister (2021), TabNet, AAAI; section 4 ("Interpretability").
         """
         check_is_fitted(self)
-        step_masks, importances, step_importance = self._explain_tensor(self._encode_X(X))
+        X_tensor = self._encode_X(X)
+        with _torch_threads(self.n_jobs):
+            step_masks, importances, step_importance = self._explain_tensor(X_tensor)
         return Bunch(
             step_masks=step_masks,
             importances=importances,
@@ -573,9 +898,12 @@ class BaseSparseTabNet(BaseEstimator):
         The program takes ``(numeric, codes)`` as returned by :meth:`transform_inputs`
         (float64 and int64 tensors, any number of rows) and returns ``(prediction,
         step_masks)``: class probabilities of shape (n_samples, n_classes) in the order of
-        ``classes_`` (classifier) or predictions of shape (n_samples, n_outputs) in the
-        target's units (regressor), both float64, and the step masks of :meth:`explain`,
-        float32 of shape (n_samples, n_steps, n_features_in_). It runs in evaluation mode and
+        ``classes_`` (classifier; for a label indicator matrix one sigmoid probability per
+        label, for multiclass-multioutput the blocks of :meth:`predict_proba` side by side,
+        block widths in the metadata's ``softmax_blocks``) or predictions of shape
+        (n_samples, n_outputs) in the target's units (regressor), both float64, and the step
+        masks of :meth:`explain`, float32 of shape (n_samples, n_steps, n_features_in_). It
+        runs in evaluation mode and
         uses the entmax maps' exportable path (sort-based closed forms, a fixed number of
         root-finding iterations), so its outputs equal :meth:`predict_proba` /
         :meth:`predict` and :meth:`explain` up to float32 rounding. The file also holds JSON

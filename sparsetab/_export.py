@@ -32,6 +32,13 @@ def _metadata(estimator, numeric_names, categorical_names, output):
         name: [_json_value(category) for category in encoder.categories_[j]]
         for name, j in zip(categorical_names, np.flatnonzero(encoder.is_categorical_))
     }
+    outputs = {
+        "prediction": output["description"],
+        "step_masks": "float32 (batch, n_steps, n_columns): feature mask of each decision step",
+        "columns": [str(name) for name in estimator._feature_names()],
+    }
+    if output.get("softmax_blocks") is not None:
+        outputs["softmax_blocks"] = [int(width) for width in output["softmax_blocks"]]
     return {
         "producer": "sparsetab",
         "sparsetab_version": __version__,
@@ -47,11 +54,7 @@ def _metadata(estimator, numeric_names, categorical_names, output):
                 "coding": "0 = missing or unseen; c + 1 = categories[column][c]",
             },
         },
-        "outputs": {
-            "prediction": output["description"],
-            "step_masks": "float32 (batch, n_steps, n_columns): feature mask of each decision step",
-            "columns": [str(name) for name in estimator._feature_names()],
-        },
+        "outputs": outputs,
     }
 
 
@@ -94,6 +97,7 @@ def export_estimator(estimator, path, export_format):
         output["transform"],
         target_mean=output.get("target_mean"),
         target_scale=output.get("target_scale"),
+        softmax_blocks=output.get("softmax_blocks"),
     )
     # Two example rows: torch.export specialises batch sizes 0 and 1.
     example = (

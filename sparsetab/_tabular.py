@@ -87,6 +87,19 @@ def _is_auto_categorical(series):
     )
 
 
+def _check_category_values(column):
+    """Refuse category values that are neither strings nor numbers (dicts, lists, arrays...)."""
+    if not pdt.is_object_dtype(column.dtype):
+        return
+    for value in column:
+        scalar_missing = np.ndim(value) == 0 and pd.isna(value)
+        if not (value is None or isinstance(value, (str, bytes, numbers.Number)) or scalar_missing):
+            raise TypeError(
+                f"Column {column.name!r} holds {value!r} of type {type(value).__name__}, which cannot be a "
+                "category: the argument must be a string or a number (or a missing value, None / NaN)."
+            )
+
+
 def _sorted_categories(values):
     try:
         return sorted(values)
@@ -146,6 +159,7 @@ class TabularEncoder:
                 observed = set(column.dropna().unique())
                 self.categories_[j] = [c for c in column.cat.categories if c in observed]
             else:
+                _check_category_values(column)
                 self.categories_[j] = _sorted_categories(pd.unique(column.dropna()))
         self._category_index = {j: pd.Index(categories, dtype=object) for j, categories in self.categories_.items()}
         numeric = self._numeric_block(frame)
@@ -211,6 +225,8 @@ class TabularEncoder:
             column = frame.iloc[:, j]
             if isinstance(column.dtype, pd.CategoricalDtype):
                 column = column.astype(object)  # re-coding works on values, not on the fit-time codes
+            else:
+                _check_category_values(column)
             codes[:, position] = index.get_indexer(column) + 1  # -1 (missing or unseen) becomes the reserved 0
         return codes
 

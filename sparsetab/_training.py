@@ -6,6 +6,7 @@ when early stopping or validation is on, a function that scores the current netw
 
 import copy
 import math
+import time
 import warnings
 from dataclasses import dataclass, field
 
@@ -28,6 +29,10 @@ class TrainingConfig:
     tol: float
     early_stopping: bool
     verbose: int
+    incremental: bool = False
+    """One epoch of ``partial_fit``: no convergence test, no ConvergenceWarning."""
+    epoch_offset: int = 0
+    """Epochs run by earlier calls (``warm_start``, ``partial_fit``), for the verbose epoch numbers."""
 
 
 @dataclass
@@ -42,20 +47,29 @@ class TrainingHistory:
         Validation score per epoch (higher is better), None without validation data.
     alpha_history : list of list of float
         Alpha of each decision step's map at the end of each epoch.
-    best_epoch : int or None
-        Index of the epoch whose weights were kept when early stopping restored them.
+    best_iteration : int or None
+        Zero-based index (in this call's epochs) of the epoch with the best monitored score:
+        the validation score under early stopping, else the negative training loss. Under
+        early stopping its weights are the ones kept.
     converged : bool
         Whether training stopped on its own criterion before ``max_epochs``.
     diverged : bool
         Whether training stopped on a non-finite loss.
+    interrupted : bool
+        Whether a KeyboardInterrupt stopped training; the epoch it interrupted is not recorded.
+    optimizer_state : dict or None
+        The optimizer's ``state_dict()`` at the end (Adam moments, decayed learning rate), to
+        continue with the next ``partial_fit`` call.
     """
 
     loss_curve: list = field(default_factory=list)
     validation_scores: list | None = None
     alpha_history: list = field(default_factory=list)
-    best_epoch: int | None = None
+    best_iteration: int | None = None
     converged: bool = False
     diverged: bool = False
+    interrupted: bool = False
+    optimizer_state: dict | None = None
 
 
 def _batches(n_rows, batch_size, generator, device):
@@ -66,7 +80,9 @@ def _batches(n_rows, batch_size, generator, device):
     return torch.tensor_split(order, n_batches)
 
 
-def train_network(network, loss_function, X, y, sample_weight, config, generator, score_function=None):
+def train_network(
+    network, loss_function, X, y, sample_weight, config, generator, score_function=None, optimizer_state=None
+):
     """Train ``network`` in place and return its history.
 
     Parameters
@@ -82,10 +98,14 @@ def train_network(network, loss_function, X, y, sample_weight, config, generator
         Positive weights; each batch's loss is the weighted mean of its per-sample losses.
     config : TrainingConfig
     generator : torch.Generator
-        Source of the shuffling order.
+        Source of the shuffling order (its state advances, so a later call continues the stream).
     score_function : callable or None
         ``score_function() -> float``, the validation score of the current network (higher is
         better); it must leave the network in evaluation mode or training mode, either is fine.
+    optimizer_state : dict or None
+        A ``TrainingHistory.optimizer_state`` of an earlier call to continue from (Adam's
+        moments and the decayed learning rate); None starts a fresh optimizer at
+        ``config.learning_rate``.
 
     Returns
     -------
@@ -94,89 +114,120 @@ def train_network(network, loss_function, X, y, sample_weight, config, generator
     Warns
     -----
     sklearn.exceptions.ConvergenceWarning
-        When ``max_epochs`` is reached while the monitored quantity still improves.
+        When ``max_epochs`` is reached while the monitored quantity still improves (not for
+        ``config.incremental``).
     RuntimeWarning
         When the loss or the weights become non-finite; the last finite weights are restored.
+    UserWarning
+        When a KeyboardInterrupt stops training: the epochs done so far are kept (and the best
+        weights restored under early stopping) instead of raising.
     """
     from sklearn.exceptions import ConvergenceWarning
 
     optimizer = torch.optim.Adam(network.parameters(), lr=config.learning_rate)
+    if optimizer_state is not None:
+        optimizer.load_state_dict(optimizer_state)
+    # ExponentialLR multiplies the optimizer's current rate, so a loaded (decayed) rate continues.
     scheduler = torch.optim.lr_scheduler.ExponentialLR(optimizer, gamma=config.learning_rate_decay)
     history = TrainingHistory(validation_scores=[] if score_function is not None else None)
+    early_stopping = config.early_stopping and not config.incremental
     best_score, best_state, epochs_without_improvement = -math.inf, None, 0
     n_rows = X.shape[0]
-    for epoch in range(config.max_epochs):
-        epoch_start_state = copy.deepcopy(network.state_dict())
-        network.train()
-        total, total_weight = 0.0, 0.0
-        for index in _batches(n_rows, config.batch_size, generator, X.device):
-            weight = sample_weight[index]
-            output, _, sparsity_loss = network(X[index])
-            batch_weight = weight.sum()
-            loss = (loss_function(output, y[index]) * weight).sum() / batch_weight
-            objective = loss + config.lambda_sparse * sparsity_loss
-            if not torch.isfinite(objective):
-                history.diverged = True
+    stacklevel = 6  # train_network <- _fit_prepared <- _fit <- fit / partial_fit <- scikit-learn fit context <- caller
+    try:
+        for epoch in range(config.max_epochs):
+            started = time.perf_counter()
+            epoch_start_state = copy.deepcopy(network.state_dict())
+            network.train()
+            total, total_weight = 0.0, 0.0
+            for index in _batches(n_rows, config.batch_size, generator, X.device):
+                weight = sample_weight[index]
+                output, _, sparsity_loss = network(X[index])
+                batch_weight = weight.sum()
+                loss = (loss_function(output, y[index]) * weight).sum() / batch_weight
+                objective = loss + config.lambda_sparse * sparsity_loss
+                if not torch.isfinite(objective):
+                    history.diverged = True
+                    break
+                optimizer.zero_grad(set_to_none=True)
+                objective.backward()
+                if config.max_grad_norm is not None:
+                    torch.nn.utils.clip_grad_norm_(network.parameters(), config.max_grad_norm)
+                optimizer.step()
+                total += float(objective.detach()) * float(batch_weight)
+                total_weight += float(batch_weight)
+            # A finite loss can still leave overflowed weights or batch norm statistics behind.
+            history.diverged = history.diverged or not all(
+                torch.isfinite(value).all() for value in network.state_dict().values()
+            )
+            if history.diverged:
+                network.load_state_dict(best_state if best_state is not None else epoch_start_state)
+                warnings.warn(
+                    f"The training loss or the weights became non-finite at epoch {config.epoch_offset + epoch + 1}; "
+                    "training stopped and the last finite weights were restored. Lower learning_rate or set "
+                    "max_grad_norm.",
+                    RuntimeWarning,
+                    stacklevel=stacklevel,
+                )
                 break
-            optimizer.zero_grad(set_to_none=True)
-            objective.backward()
-            if config.max_grad_norm is not None:
-                torch.nn.utils.clip_grad_norm_(network.parameters(), config.max_grad_norm)
-            optimizer.step()
-            total += float(objective.detach()) * float(batch_weight)
-            total_weight += float(batch_weight)
-        # A finite loss can still leave overflowed weights or batch norm statistics behind.
-        history.diverged = history.diverged or not all(
-            torch.isfinite(value).all() for value in network.state_dict().values()
+            scheduler.step()
+            epoch_loss = total / total_weight
+            # The epoch is recorded only once complete, so an interrupt leaves consistent lists.
+            epoch_score = float(score_function()) if score_function is not None else None
+            history.loss_curve.append(epoch_loss)
+            history.alpha_history.append(network.alphas)
+            message = f"epoch {config.epoch_offset + epoch + 1:4d}  loss {epoch_loss:.5f}"
+            if score_function is not None:
+                history.validation_scores.append(epoch_score)
+                message += f"  validation score {epoch_score:.5f}"
+            if config.verbose:
+                print(f"{message}  {time.perf_counter() - started:.2f} s", flush=True)
+            # Early stopping monitors the validation score; otherwise, as scikit-learn's MLP, the
+            # training loss decides convergence.
+            score = epoch_score if early_stopping else -epoch_loss
+            if math.isnan(score):
+                warnings.warn(
+                    f"The validation score is NaN at epoch {config.epoch_offset + epoch + 1} (e.g. a metric "
+                    "undefined on the validation rows); it counts as no improvement.",
+                    RuntimeWarning,
+                    stacklevel=stacklevel,
+                )
+            # As scikit-learn's MLP: patience counts epochs without an improvement of at least tol,
+            # while the kept weights are those of the best score, however small its lead.
+            epochs_without_improvement = 0 if score > best_score + config.tol else epochs_without_improvement + 1
+            if score > best_score:
+                best_score = score
+                history.best_iteration = epoch
+                if early_stopping:
+                    best_state = copy.deepcopy(network.state_dict())
+            if not config.incremental and epochs_without_improvement >= config.n_iter_no_change:
+                history.converged = True
+                break
+    except KeyboardInterrupt:
+        history.interrupted = True
+        done = len(history.loss_curve)
+        kept = (
+            f"the weights of epoch {config.epoch_offset + history.best_iteration + 1} (best validation score) were "
+            "restored"
+            if early_stopping and best_state is not None
+            else "the current weights were kept"
         )
-        if history.diverged:
-            network.load_state_dict(best_state if best_state is not None else epoch_start_state)
-            warnings.warn(
-                f"The training loss or the weights became non-finite at epoch {epoch + 1}; training stopped and the "
-                "last finite weights were restored. Lower learning_rate or set max_grad_norm.",
-                RuntimeWarning,
-                stacklevel=4,  # train_network <- fit <- scikit-learn fit context <- caller
-            )
-            break
-        scheduler.step()
-        history.loss_curve.append(total / total_weight)
-        history.alpha_history.append(network.alphas)
-        message = f"epoch {epoch + 1:4d}  loss {history.loss_curve[-1]:.5f}"
-        if score_function is not None:
-            history.validation_scores.append(float(score_function()))
-            message += f"  validation score {history.validation_scores[-1]:.5f}"
-        if config.verbose:
-            print(message, flush=True)
-        # Early stopping monitors the validation score; otherwise, as scikit-learn's MLP, the
-        # training loss decides convergence.
-        score = history.validation_scores[-1] if config.early_stopping else -history.loss_curve[-1]
-        if math.isnan(score):
-            warnings.warn(
-                f"The validation score is NaN at epoch {epoch + 1} (e.g. a metric undefined on the "
-                "validation rows); it counts as no improvement.",
-                RuntimeWarning,
-                stacklevel=4,  # train_network <- fit <- scikit-learn fit context <- caller
-            )
-        # As scikit-learn's MLP: patience counts epochs without an improvement of at least tol,
-        # while the kept weights are those of the best score, however small its lead.
-        epochs_without_improvement = 0 if score > best_score + config.tol else epochs_without_improvement + 1
-        if score > best_score:
-            best_score = score
-            history.best_epoch = epoch
-            if config.early_stopping:
-                best_state = copy.deepcopy(network.state_dict())
-        if epochs_without_improvement >= config.n_iter_no_change:
-            history.converged = True
-            break
-    if config.early_stopping and best_state is not None and not history.diverged:
+        warnings.warn(
+            f"Training interrupted by the user (KeyboardInterrupt) after {done} complete epoch(s) of this call; "
+            f"{kept} and the model is usable. Call fit again to train from scratch.",
+            UserWarning,
+            stacklevel=stacklevel,
+        )
+    if early_stopping and best_state is not None and not history.diverged:
         network.load_state_dict(best_state)
     network.eval()
-    if not history.converged and not history.diverged:
-        monitored = "validation score" if config.early_stopping else "training loss"
+    history.optimizer_state = optimizer.state_dict()
+    if not (history.converged or history.diverged or history.interrupted or config.incremental):
+        monitored = "validation score" if early_stopping else "training loss"
         warnings.warn(
             f"max_epochs={config.max_epochs} reached and the {monitored} was still improving. "
             "Consider raising max_epochs.",
             ConvergenceWarning,
-            stacklevel=4,  # train_network <- fit <- scikit-learn fit context <- caller
+            stacklevel=stacklevel,
         )
     return history

@@ -2,13 +2,15 @@
 
 import numpy as np
 import torch
-from sklearn.base import ClassifierMixin, RegressorMixin
+from sklearn.base import ClassifierMixin, RegressorMixin, _fit_context
+from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import (
     _check_sample_weight,
     check_array,
+    check_consistent_length,
     check_is_fitted,
     column_or_1d,
 )
@@ -16,6 +18,10 @@ from sklearn.utils.validation import (
 from ._base import BaseSparseTabNet
 
 __all__ = ["SparseTabNetClassifier", "SparseTabNetRegressor"]
+
+# The 2-D target types of scikit-learn's type_of_target that the classifier accepts.
+_MULTILABEL = "multilabel-indicator"
+_MULTIOUTPUT = "multiclass-multioutput"
 
 _COMMON_PARAMETERS = """
     Parameters
@@ -91,9 +97,26 @@ _COMMON_PARAMETERS = """
         Seeds the weights, the shuffling and the validation split. The global RNGs of numpy
         and torch are left untouched.
     verbose : int, default=0
-        Print the loss and validation score after every epoch when > 0.
+        0 prints nothing; > 0 prints one line per epoch: the epoch number, the training loss,
+        the validation score (when there is one) and the epoch's duration in seconds.
+    warm_start : bool, default=False
+        When True and the model is fitted, ``fit`` continues training the fitted network (its
+        weights, columns, categories, target scaling and classes; ``y`` must have the same
+        classes) for up to ``max_epochs`` more epochs with a fresh optimizer, and extends
+        ``loss_curve_``, ``validation_scores_`` and ``entmax_alpha_history_``. Changing a
+        parameter the network is built from (``n_d``, ``n_steps``, ``entmax_mode``,
+        ``categorical_features``, ...) in between is an error. See also :meth:`partial_fit`.
+    n_jobs : int or None, default=None
+        Number of torch threads (``torch.set_num_threads``) used inside ``fit``,
+        ``partial_fit``, ``predict``, ``predict_proba`` and ``explain``; the previous thread
+        count is restored afterwards. Negative values follow joblib (-1: all CPUs). None
+        leaves torch's thread count as it is.
     device : str or torch.device, default="cpu"
-        Torch device for training and inference.
+        Torch device for training and inference: ``"cpu"``, ``"cuda"``, ``"cuda:N"``,
+        ``"auto"`` (``"cuda"`` when available, else ``"cpu"``) or a ``torch.device``. A device
+        that is not available raises a ValueError at fit, never a silent fallback. A model
+        fitted on a GPU unpickles on a machine without one: its network is then loaded on
+        the CPU (with a warning).
 """
 
 _COMMON_ATTRIBUTES = """
@@ -105,17 +128,24 @@ _COMMON_ATTRIBUTES = """
         Mean of the per-row aggregate importances (see :meth:`explain`) over the training
         rows, rows whose importances are all zero excluded, on a random subsample of 10,000
         rows when there are more; sums to 1 (uniform if every row is all zero).
+    categories_ : dict of str -> numpy.ndarray
+        For each categorical column (by name, or ``x0, x1, ...`` for input without column
+        names), the categories seen at fit in code order: ``categories_[name][c]`` has
+        embedding row ``c + 1``; row 0 is kept for missing values and unseen categories.
     n_iter_ : int
-        Number of epochs run.
-    loss_curve_ : list of float
+        Number of epochs run, over all the calls of ``fit`` with ``warm_start=True`` and of
+        :meth:`partial_fit` since the model was built; ``len(loss_curve_)``.
+    loss_curve_ : list of float of shape (n_iter_,)
         Mean training objective per epoch.
-    validation_scores_ : list of float or None
+    validation_scores_ : list of float of shape (n_iter_,) or None
         Validation score per epoch (higher is better; ``-loss`` for ``scoring="loss"``), None
-        without validation data.
+        when no epoch had validation data (no early stopping and no ``X_val``); NaN for the
+        epochs of calls without validation data.
     best_validation_score_ : float or None
-        Best validation score when early stopping is on, else None.
-    best_epoch_ : int or None
-        Zero-based epoch whose weights were restored by early stopping, else None.
+        Best validation score of the last ``fit`` when early stopping was on, else None.
+    best_iteration_ : int or None
+        Zero-based epoch (index into ``loss_curve_``) whose weights early stopping restored in
+        the last ``fit``, else None.
     entmax_alphas_ : numpy.ndarray of shape (n_steps,)
         Alpha of each decision step's map after training.
     entmax_alpha_history_ : numpy.ndarray of shape (n_iter_, n_steps)
@@ -143,16 +173,44 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
     grid searches, ``clone`` and pickle. Each prediction's feature selection is available from
     :meth:`explain`. pandas DataFrames with string and categorical columns are accepted as they
     are (see ``categorical_features``).
+
+    The target follows scikit-learn's :func:`~sklearn.utils.multiclass.type_of_target`:
+
+    - 1-D ``y`` (``"binary"`` or ``"multiclass"``, any label type: numbers, strings, bools):
+      one softmax head and the cross-entropy loss; ``predict`` returns labels from
+      ``classes_`` with the dtype of ``y``. Labels mixing types (e.g. strings and numbers)
+      raise scikit-learn's "Unknown label type" ``ValueError``.
+    - 2-D ``y`` of 0/1 (``"multilabel-indicator"``, one column per label): one sigmoid per
+      column and the sum of the columns' binary cross-entropies, as
+      :class:`~sklearn.neural_network.MLPClassifier`; ``predict`` returns the (n_samples,
+      n_labels) 0/1 matrix (probability > 0.5) and ``predict_proba`` the (n_samples,
+      n_labels) probabilities.
+    - other 2-D ``y`` (``"multiclass-multioutput"``, one column per task, any labels): one
+      softmax block per column over the concatenated outputs of the head and the sum of the
+      columns' cross-entropies (multi-task learning with shared attention); as
+      :class:`~sklearn.ensemble.RandomForestClassifier`, ``predict`` returns (n_samples,
+      n_outputs) labels, ``predict_proba`` a list of arrays and ``classes_`` a list.
+
+    The validation split of early stopping is stratified for a 1-D ``y`` only.
 """
         + _COMMON_PARAMETERS
-        + """    class_weight : dict, "balanced" or None, default=None
-        Weights of the classes in the loss, multiplied with ``sample_weight``; ``"balanced"``
-        uses ``n_samples / (n_classes * bincount(y))``.
+        + """    class_weight : dict, list of dict, "balanced" or None, default=None
+        Weights of the classes in the loss, multiplied with ``sample_weight`` (computed with
+        :func:`sklearn.utils.class_weight.compute_sample_weight`). For a 1-D ``y``: a dict
+        ``{label: weight}`` or ``"balanced"``, which uses ``n_samples / (n_classes *
+        bincount(y))``. For a 2-D ``y``: a list of one dict per column (for a label indicator
+        matrix, each mapping 0 and 1 to weights) or ``"balanced"``; the weights of a row's
+        columns are multiplied.
 
     Attributes
     ----------
-    classes_ : numpy.ndarray of shape (n_classes,)
-        Class labels, sorted, with the dtype of ``y``.
+    classes_ : numpy.ndarray of shape (n_classes,) or list of numpy.ndarray
+        Class labels, sorted, with the dtype of ``y``. For a label indicator matrix,
+        ``numpy.arange(n_labels)`` (the label columns, as
+        :class:`~sklearn.neural_network.MLPClassifier`); for ``"multiclass-multioutput"``, a
+        list holding each column's sorted labels.
+    n_outputs_ : int
+        Number of target columns: 1 for a 1-D ``y``, else ``y.shape[1]``.
 """
         + _COMMON_ATTRIBUTES
         + _REFERENCES
@@ -170,7 +228,7 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
 
     _parameter_constraints = {
         **BaseSparseTabNet._parameter_constraints,
-        "class_weight": [dict, StrOptions({"balanced"}), None],
+        "class_weight": [dict, list, StrOptions({"balanced"}), None],
     }
 
     def __init__(
@@ -203,6 +261,8 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
         class_weight=None,
         random_state=None,
         verbose=0,
+        warm_start=False,
+        n_jobs=None,
         device="cpu",
     ):
         super().__init__(
@@ -232,21 +292,82 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
             scoring=scoring,
             random_state=random_state,
             verbose=verbose,
+            warm_start=warm_start,
+            n_jobs=n_jobs,
             device=device,
         )
         self.class_weight = class_weight
 
-    def _encode_targets(self, y, fitting):
-        y = check_array(y, ensure_2d=False, dtype=None, ensure_all_finite=False, input_name="y")
-        if y.ndim == 2 and y.shape[1] > 1:
-            raise ValueError(
-                f"y has shape {y.shape}; SparseTabNetClassifier supports a single target column "
-                f"(type_of_target(y) is {type_of_target(y)!r})."
-            )
-        y = column_or_1d(y, warn=True)
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X, y, sample_weight=None, classes=None):
+        """Train for one epoch on ``X`` and ``y``, continuing from the current weights.
+
+        The first call (on an unfitted model) builds the network and learns the columns and
+        categories from its data, and the classes from ``classes``; later calls continue the
+        same network, optimizer state and shuffling stream, so ``n`` calls on the same data
+        equal ``fit`` with ``max_epochs=n`` without early stopping. There is no early stopping,
+        no convergence test and no validation score in ``partial_fit``.
+
+        Parameters
+        ----------
+        X : pandas.DataFrame or array-like of shape (n_samples, n_features)
+            Training data, with the columns of the first call.
+        y : array-like of shape (n_samples,)
+            Class labels, each one of ``classes_`` (binary and multiclass targets; use ``fit``
+            with ``warm_start=True`` for multilabel and multi-output targets).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights of the rows in the loss (multiplied by ``class_weight`` when
+            it is a dict).
+        classes : array-like of shape (n_classes,), default=None
+            All the class labels, required on the first call (a batch may lack some of them),
+            optional later (then equal to ``classes_``).
+
+        Returns
+        -------
+        self : object
+            The estimator, trained for one more epoch.
+
+        Raises
+        ------
+        ValueError
+            Without ``classes`` on the first call, with labels not in ``classes_``,
+            ``early_stopping=True`` or ``class_weight="balanced"``, or data whose columns differ
+            from the fitted model's.
+        """
+        return self._fit(X, y, sample_weight, incremental=True, classes=classes)
+
+    # ----- targets --------------------------------------------------------------------------
+    # Three kinds of target, after scikit-learn's type_of_target at fit (``_target_type``):
+    # "binary"/"multiclass" (1-D, one softmax head over classes_), "multilabel-indicator"
+    # (2-D 0/1, one sigmoid per column) and "multiclass-multioutput" (2-D labels, one softmax
+    # per column over the concatenated logits of the head).
+
+    def _output_blocks(self):
+        """Widths of the consecutive softmax blocks of the head (multiclass-multioutput)."""
+        return [len(classes) for classes in self.classes_]
+
+    def _encode_targets(self, y, fitting, input_name=None):
+        # Without fitting, y is y_val, or y of a continued fit (warm_start), which passes input_name="y".
+        name = input_name or ("y" if fitting else "y_val")
+        y = check_array(y, ensure_2d=False, dtype=None, ensure_all_finite=False, input_name=name)
+        if y.ndim == 2 and y.shape[1] == 1:
+            y = column_or_1d(y, warn=True)
         if y.dtype.kind == "f" and np.isnan(y).any():
-            raise ValueError(f"y contains {int(np.isnan(y).sum())} NaN label(s); remove or label those rows.")
-        check_classification_targets(y)
+            raise ValueError(f"{name} contains {int(np.isnan(y).sum())} NaN label(s); remove or label those rows.")
+        if fitting:
+            check_classification_targets(y)
+            self._target_type = type_of_target(y, input_name="y")
+            self._y_dtype = y.dtype
+            self.n_outputs_ = 1 if y.ndim == 1 else y.shape[1]
+        elif (y.ndim == 1) != (self.n_outputs_ == 1) or (y.ndim == 2 and y.shape[1] != self.n_outputs_):
+            raise ValueError(
+                f"{name} has shape {y.shape} but the model was fitted on y with {self.n_outputs_} output column(s) "
+                f"(type_of_target {self._target_type!r}); {name} needs the same number of columns."
+            )
+        if self._target_type == _MULTILABEL:
+            return self._encode_multilabel(y, fitting, name), None
+        if self._target_type == _MULTIOUTPUT:
+            return self._encode_multioutput(y, fitting, name), None
         if fitting:
             self.classes_ = np.unique(y)
             if len(self.classes_) < 2:
@@ -254,52 +375,135 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
                     f"y contains only one class ({self.classes_[0]!r}); a classifier needs samples of "
                     "at least 2 classes."
                 )
-            codes = np.searchsorted(self.classes_, y)
-            return codes, codes
-        codes = np.searchsorted(self.classes_, y)
-        unknown = (codes >= len(self.classes_)) | (self.classes_[np.minimum(codes, len(self.classes_) - 1)] != y)
-        if unknown.any():
-            raise ValueError(
-                f"y_val contains labels not seen in y: {np.unique(y[unknown]).tolist()!r}; known classes are "
-                f"{self.classes_.tolist()!r}."
-            )
+        codes = _label_codes(self.classes_, y, name)
         return codes, codes
+
+    def _encode_multilabel(self, y, fitting, name):
+        values = np.unique(y)
+        if not np.isin(values, [0, 1]).all():
+            raise ValueError(
+                f"{name} is a label indicator matrix (type_of_target "
+                f"'multilabel-indicator') with values {values.tolist()!r}; it must hold 0 and 1 only "
+                "(or booleans), one column per label."
+            )
+        if fitting:
+            self.classes_ = LabelBinarizer().fit(y).classes_
+        return y.astype(np.float32)
+
+    def _encode_multioutput(self, y, fitting, name):
+        if fitting:
+            self.classes_ = [np.unique(y[:, k]) for k in range(y.shape[1])]
+        return np.column_stack(
+            [_label_codes(classes, y[:, k], f"{name}[:, {k}]") for k, classes in enumerate(self.classes_)]
+        )
 
     def _fit_sample_weight(self, y, sample_weight, frame):
         weights = _check_sample_weight(sample_weight, frame, dtype=np.float64, ensure_non_negative=True)
-        if self.class_weight is not None:
-            weights = weights * compute_sample_weight(self.class_weight, column_or_1d(np.asarray(y)))
-        return weights
+        if self.class_weight is None:
+            return weights
+        y = check_array(y, ensure_2d=False, dtype=None, ensure_all_finite=False, input_name="y")
+        if y.ndim == 2 and y.shape[1] == 1:
+            y = y.ravel()
+        if y.ndim == 1 and isinstance(self.class_weight, list):
+            raise ValueError(
+                f"class_weight is a list of {len(self.class_weight)} dict(s), which is for 2-D y (one dict per "
+                "output column); for a 1-D y give a dict {label: weight} or 'balanced'."
+            )
+        if y.ndim == 2 and isinstance(self.class_weight, dict):
+            raise ValueError(
+                f"class_weight is a dict but y has {y.shape[1]} output columns (type_of_target "
+                f"{self._target_type!r}); give a list of {y.shape[1]} dicts, one per column (for a label "
+                "indicator matrix, each mapping 0 and 1 to weights), or 'balanced'."
+            )
+        if y.ndim == 2 and isinstance(self.class_weight, list) and len(self.class_weight) != y.shape[1]:
+            raise ValueError(
+                f"class_weight is a list of {len(self.class_weight)} dict(s) but y has {y.shape[1]} output "
+                "columns; give one dict per column."
+            )
+        # For 2-D y the weights of the columns are multiplied, as in scikit-learn's forests.
+        return weights * compute_sample_weight(self.class_weight, y)
 
     def _raw_targets(self, targets):
+        if self._target_type == _MULTILABEL:
+            return targets.astype(self._y_dtype)
+        if self._target_type == _MULTIOUTPUT:
+            raw = np.empty(targets.shape, dtype=self._y_dtype)
+            for k, classes in enumerate(self.classes_):
+                raw[:, k] = classes[targets[:, k]]
+            return raw
         return self.classes_[targets]
 
     def _output_dim(self):
+        if self._target_type == _MULTIOUTPUT:
+            return sum(self._output_blocks())
         return len(self.classes_)
 
     def _target_tensor(self, targets):
-        return torch.as_tensor(targets, dtype=torch.long, device=self.device)
+        dtype = torch.float32 if self._target_type == _MULTILABEL else torch.long
+        return torch.as_tensor(targets, dtype=dtype, device=self._device)
 
     def _loss(self, output, target):
+        if self._target_type == _MULTILABEL:
+            # One sigmoid per label: the binary log-losses of the columns, summed (as MLPClassifier).
+            return torch.nn.functional.binary_cross_entropy_with_logits(output, target, reduction="none").sum(dim=1)
+        if self._target_type == _MULTIOUTPUT:
+            # One softmax per output column over its slice of the head: the cross-entropies, summed.
+            blocks = output.split(self._output_blocks(), dim=1)
+            return sum(
+                torch.nn.functional.cross_entropy(block, target[:, k], reduction="none")
+                for k, block in enumerate(blocks)
+            )
         return torch.nn.functional.cross_entropy(output, target, reduction="none")
 
     def _serving_output(self):
+        if self._target_type == _MULTILABEL:
+            return {
+                "transform": "sigmoid",
+                "description": (
+                    f"float64 (batch, {self.n_outputs_}): probability that each of the {self.n_outputs_} labels "
+                    "(columns of y) is 1; predict is probability > 0.5"
+                ),
+            }
+        if self._target_type == _MULTIOUTPUT:
+            blocks = self._output_blocks()
+            return {
+                "transform": "softmax",
+                "softmax_blocks": blocks,
+                "description": (
+                    f"float64 (batch, {sum(blocks)}): for each of the {self.n_outputs_} output columns in turn, a "
+                    f"block of class probabilities (block widths {blocks}, summing to 1 each) for the classes "
+                    f"{[classes.tolist() for classes in self.classes_]!r}"
+                ),
+            }
         return {
             "transform": "softmax",
             "description": f"float64 (batch, n_classes): class probabilities for classes {self.classes_.tolist()!r}",
         }
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_label = True
+        tags.target_tags.multi_output = True
+        return tags
+
+    # ----- outputs --------------------------------------------------------------------------
     def predict_proba(self, X):
         """Class probabilities.
 
         Parameters
         ----------
         X : pandas.DataFrame or array-like of shape (n_samples, n_features)
+            Rows with the columns seen at fit.
 
         Returns
         -------
-        numpy.ndarray of shape (n_samples, n_classes), float64
-            Softmax of the network's outputs; columns follow ``classes_``.
+        proba : numpy.ndarray of shape (n_samples, n_classes) or list of such arrays, float64
+            For a 1-D ``y``: the softmax of the network's outputs, columns in the order of
+            ``classes_``. For a label indicator matrix (``"multilabel-indicator"``): shape
+            (n_samples, n_outputs_), the probability that each label is 1 (one sigmoid per
+            column; rows need not sum to 1). For ``"multiclass-multioutput"``: a list of
+            ``n_outputs_`` arrays, the ``k``-th of shape (n_samples, len(classes_[k])) with
+            columns in the order of ``classes_[k]``, each row summing to 1.
 
         Raises
         ------
@@ -310,6 +514,10 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
         """
         check_is_fitted(self)
         logits = torch.from_numpy(self._raw_output(X)).double()
+        if self._target_type == _MULTILABEL:
+            return torch.sigmoid(logits).numpy()
+        if self._target_type == _MULTIOUTPUT:
+            return [torch.softmax(block, dim=1).numpy() for block in logits.split(self._output_blocks(), dim=1)]
         return torch.softmax(logits, dim=1).numpy()
 
     def predict(self, X):
@@ -318,11 +526,14 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
         Parameters
         ----------
         X : pandas.DataFrame or array-like of shape (n_samples, n_features)
+            Rows with the columns seen at fit.
 
         Returns
         -------
-        numpy.ndarray of shape (n_samples,)
-            Labels from ``classes_`` (same dtype as the ``y`` seen at fit).
+        y_pred : numpy.ndarray of shape (n_samples,) or (n_samples, n_outputs_)
+            With the dtype of the ``y`` seen at fit. For a 1-D ``y``: labels from ``classes_``.
+            For a label indicator matrix: 1 where the label's probability exceeds 0.5, else 0.
+            For ``"multiclass-multioutput"``: column ``k`` holds labels from ``classes_[k]``.
 
         Raises
         ------
@@ -332,7 +543,74 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
             If ``X`` does not have the columns seen at fit.
         """
         check_is_fitted(self)
-        return self.classes_[np.argmax(self._raw_output(X), axis=1)]
+        if self._target_type == _MULTILABEL:
+            return (self.predict_proba(X) > 0.5).astype(self._y_dtype)
+        output = self._raw_output(X)
+        if self._target_type == _MULTIOUTPUT:
+            offsets = np.cumsum([0, *self._output_blocks()])
+            y_pred = np.empty((output.shape[0], self.n_outputs_), dtype=self._y_dtype)
+            for k, classes in enumerate(self.classes_):
+                y_pred[:, k] = classes[np.argmax(output[:, offsets[k] : offsets[k + 1]], axis=1)]
+            return y_pred
+        return self.classes_[np.argmax(output, axis=1)]
+
+    def score(self, X, y, sample_weight=None):
+        """Mean accuracy on the given rows.
+
+        For a 1-D ``y`` and for a label indicator matrix this is
+        :func:`sklearn.metrics.accuracy_score` (subset accuracy for the indicator matrix: a row
+        counts when all its labels are right). For ``"multiclass-multioutput"``, which
+        ``accuracy_score`` does not accept, it is the same subset accuracy: the weighted share
+        of rows whose every output column is predicted right (as
+        :class:`sklearn.multioutput.MultiOutputClassifier`).
+
+        Parameters
+        ----------
+        X : pandas.DataFrame or array-like of shape (n_samples, n_features)
+            Rows with the columns seen at fit.
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs_)
+            True labels, of the form seen at fit.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the rows.
+
+        Returns
+        -------
+        score : float
+            Accuracy in [0, 1].
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            If the estimator is not fitted.
+        ValueError
+            If ``X`` does not have the columns seen at fit, or ``y`` does not have the shape
+            of the targets seen at fit.
+        """
+        check_is_fitted(self)
+        if self._target_type != _MULTIOUTPUT:
+            return super().score(X, y, sample_weight=sample_weight)
+        y = check_array(y, ensure_2d=False, dtype=None, ensure_all_finite=False, input_name="y")
+        if y.ndim != 2 or y.shape[1] != self.n_outputs_:
+            raise ValueError(
+                f"y has shape {y.shape}; this model was fitted on {self.n_outputs_} output columns "
+                "('multiclass-multioutput'), so y needs (n_samples, n_outputs_)."
+            )
+        y_pred = self.predict(X)
+        check_consistent_length(y_pred, y, sample_weight)
+        sample_weight = None if sample_weight is None else _check_sample_weight(sample_weight, y)
+        return float(np.average(np.all(y_pred == y, axis=1), weights=sample_weight))
+
+
+def _label_codes(classes, labels, name):
+    """Positions of ``labels`` in the sorted array ``classes``; ValueError naming ``name`` for unknown ones."""
+    codes = np.searchsorted(classes, labels)
+    unknown = (codes >= len(classes)) | (classes[np.minimum(codes, len(classes) - 1)] != labels)
+    if unknown.any():
+        raise ValueError(
+            f"{name} contains labels not seen in y: {np.unique(labels[unknown]).tolist()!r}; known classes are "
+            f"{classes.tolist()!r}."
+        )
+    return codes
 
 
 class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
@@ -392,7 +670,7 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
 
     def _target_tensor(self, targets):
         standardised = (targets - self.target_mean_) / self.target_scale_
-        return torch.as_tensor(standardised, dtype=torch.float32, device=self.device)
+        return torch.as_tensor(standardised, dtype=torch.float32, device=self._device)
 
     def _loss(self, output, target):
         return ((output - target) ** 2).mean(dim=1)

@@ -153,7 +153,7 @@ def test_explicit_validation_data_gives_early_stopping_and_scores():
     model.fit(X.iloc[:300], y.iloc[:300], X_val=X.iloc[300:], y_val=y.iloc[300:])
     assert len(model.validation_scores_) == model.n_iter_
     assert model.best_validation_score_ == max(model.validation_scores_)
-    assert model.validation_scores_[model.best_epoch_] == model.best_validation_score_
+    assert model.validation_scores_[model.best_iteration_] == model.best_validation_score_
     # The restored weights give the best validation accuracy.
     assert model.score(X.iloc[300:], y.iloc[300:]) == pytest.approx(model.best_validation_score_)
 
@@ -162,7 +162,7 @@ def test_internal_validation_split_with_loss_scoring():
     X, y = _people(300)
     model = SparseTabNetClassifier(max_epochs=15, early_stopping=True, n_iter_no_change=2, **FAST).fit(X, y)
     assert all(score < 0 for score in model.validation_scores_)  # negative validation loss
-    assert model.best_epoch_ is not None
+    assert model.best_iteration_ is not None
     no_validation = SparseTabNetClassifier(max_epochs=3, early_stopping=False, **FAST).fit(X, y)
     assert no_validation.validation_scores_ is None and no_validation.best_validation_score_ is None
 
@@ -291,7 +291,8 @@ def test_callable_scorer_without_sample_weight_and_best_score_matches_restored_e
     )
     model.fit(X, y)
     assert calls == [20] * model.n_iter_
-    assert model.best_validation_score_ == model.validation_scores_[model.best_epoch_] == max(model.validation_scores_)
+    best = model.best_validation_score_
+    assert best == model.validation_scores_[model.best_iteration_] == max(model.validation_scores_)
 
 
 def test_device_and_tags():
@@ -328,6 +329,9 @@ def test_cat_emb_dim_per_column():
     widths = [embedding.embedding_dim for embedding in model.network_.embedding.embeddings]
     assert widths == [3, 1]  # city (3 categories + reserved row), member (bool) keeps the default
     assert [embedding.num_embeddings for embedding in model.network_.embedding.embeddings] == [4, 3]
+    assert list(model.categories_) == ["city", "member"]
+    assert model.categories_["city"].tolist() == ["Lima", "Oslo", "Paris"]
+    assert model.categories_["member"].tolist() == [False, True]
     explanation = model.explain(X.iloc[:10])
     assert explanation.step_masks.shape == (10, 2, 4)  # still one value per input column
     np.testing.assert_allclose(explanation.step_masks.sum(axis=2), 1.0, atol=1e-5)

@@ -112,8 +112,46 @@ def test_export_errors(classifier, tmp_path):
     with pytest.raises(NotFittedError):
         SparseTabNetClassifier().transform_inputs(np.zeros((2, 2)))
     with pytest.raises(ValueError, match="output_transform must be one of"):
-        ServingTabNet(classifier.network_, [0, 2], [1, 3], [0, 0], [1, 1], "sigmoid")
+        ServingTabNet(classifier.network_, [0, 2], [1, 3], [0, 0], [1, 1], "tanh")
     with pytest.raises(ValueError, match="cover the 4 input columns exactly once"):
         ServingTabNet(classifier.network_, [0, 2], [1], [0, 0], [1, 1], "softmax")
     with pytest.raises(ValueError, match="needs target_mean and target_scale"):
         ServingTabNet(classifier.network_, [0, 2], [1, 3], [0, 0], [1, 1], "affine")
+    with pytest.raises(ValueError, match="softmax_blocks must be positive widths summing to the network's 2 outputs"):
+        ServingTabNet(classifier.network_, [0, 2], [1, 3], [0, 0], [1, 1], "softmax", softmax_blocks=[1, 2])
+    with pytest.raises(ValueError, match="softmax_blocks applies to output_transform='softmax' only, got 'sigmoid'"):
+        ServingTabNet(classifier.network_, [0, 2], [1, 3], [0, 0], [1, 1], "sigmoid", softmax_blocks=[2])
+
+
+@pytest.mark.parametrize("export_format", ["exported_program", "torchscript"])
+def test_exported_multilabel_classifier_gives_one_sigmoid_per_label(export_format, tmp_path):
+    X, _ = _frame(120)
+    y = np.column_stack([X["city"] == "Oslo", X["age"] > 50, X["plan"] == "gold"]).astype(int)
+    model = SparseTabNetClassifier(**FAST).fit(X, y)
+    module, metadata = _load(model.export(tmp_path / "multilabel.pt2", format=export_format), export_format)
+    for n_rows in (1, 9):
+        X_new, _ = _frame(n_rows, seed=n_rows + 10)
+        numeric, codes = model.transform_inputs(X_new)
+        prediction, _ = module(torch.from_numpy(numeric), torch.from_numpy(codes))
+        assert prediction.shape == (n_rows, 3)
+        np.testing.assert_allclose(prediction.numpy(), model.predict_proba(X_new), atol=1e-6)
+        np.testing.assert_array_equal(prediction.numpy() > 0.5, model.predict(X_new).astype(bool))
+    assert "probability that each of the 3 labels" in metadata["outputs"]["prediction"]
+    assert "softmax_blocks" not in metadata["outputs"]
+
+
+@pytest.mark.parametrize("export_format", ["exported_program", "torchscript"])
+def test_exported_multioutput_classifier_gives_one_softmax_block_per_column(export_format, tmp_path):
+    X, y = _frame(120)
+    Y = np.column_stack([y, np.where(X["age"] > 50, "old", np.where(X["age"] > 35, "mid", "young"))])
+    model = SparseTabNetClassifier(**FAST).fit(X, Y)
+    module, metadata = _load(model.export(tmp_path / "multioutput.pt2", format=export_format), export_format)
+    X_new, _ = _frame(11, seed=3)
+    numeric, codes = model.transform_inputs(X_new)
+    prediction, _ = module(torch.from_numpy(numeric), torch.from_numpy(codes))
+    assert prediction.shape == (11, 5)
+    np.testing.assert_allclose(prediction.numpy(), np.hstack(model.predict_proba(X_new)), atol=1e-6)
+    np.testing.assert_allclose(prediction.numpy()[:, :2].sum(axis=1), 1.0)
+    np.testing.assert_allclose(prediction.numpy()[:, 2:].sum(axis=1), 1.0)
+    assert metadata["outputs"]["softmax_blocks"] == [2, 3]
+    assert "[['no', 'yes'], ['mid', 'old', 'young']]" in metadata["outputs"]["prediction"]

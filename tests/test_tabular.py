@@ -95,3 +95,16 @@ def test_numpy_object_columns_holding_numbers_are_numeric():
     encoder = TabularEncoder()
     encoder.fit_transform(to_frame(array))
     assert encoder.is_categorical_.tolist() == [False, True]
+
+
+@pytest.mark.parametrize("value", [{"foo": "bar"}, [1, 2], np.zeros(2)])
+def test_category_values_that_are_not_strings_or_numbers_are_a_type_error(value):
+    values = ["red", "blue", None, 3]
+    encoder = TabularEncoder()
+    encoder.fit_transform(pd.DataFrame({"colour": pd.Series(values, dtype=object)}))
+    values[1] = value
+    bad = pd.DataFrame({"colour": pd.Series(values, dtype=object)})
+    with pytest.raises(TypeError, match="Column 'colour' holds .* the argument must be a string or a number"):
+        TabularEncoder().fit_transform(bad)
+    with pytest.raises(TypeError, match="the argument must be a string or a number"):
+        encoder.transform(bad)

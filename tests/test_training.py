@@ -115,6 +115,101 @@ def test_early_stopping_restores_the_best_epoch():
         score_function,
     )
     assert history.validation_scores == [0.1, 0.5, 0.3, 0.2, 0.1]
-    assert history.best_epoch == 1 and history.converged
+    assert history.best_iteration == 1 and history.converged
     for name, value in network.state_dict().items():
         assert torch.equal(value, snapshots[1][name]), name
+
+
+def test_one_call_equals_epochs_continued_with_the_optimizer_state():
+    network, X, y = _problem(40)
+    config = _config(max_epochs=1, learning_rate_decay=0.5, incremental=True)
+    generator = torch.Generator().manual_seed(0)
+    losses, state = [], None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)  # incremental calls never warn about convergence
+        for _ in range(3):
+            history = train_network(network, _cross_entropy, X, y, torch.ones(40), config, generator, None, state)
+            losses += history.loss_curve
+            state = history.optimizer_state
+    assert state["param_groups"][0]["lr"] == pytest.approx(0.02 * 0.5**3)  # the decay continued
+    reference, *_ = _problem(40)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        history = train_network(
+            reference,
+            _cross_entropy,
+            X,
+            y,
+            torch.ones(40),
+            _config(max_epochs=3, learning_rate_decay=0.5),
+            torch.Generator().manual_seed(0),
+        )
+    assert losses == pytest.approx(history.loss_curve, rel=1e-6)
+    for (name, value), other in zip(network.state_dict().items(), reference.state_dict().values()):
+        torch.testing.assert_close(value, other, msg=name)
+
+
+def test_incremental_ignores_early_stopping_and_patience():
+    network, X, y = _problem(40)
+    history = train_network(
+        network,
+        _cross_entropy,
+        X,
+        y,
+        torch.ones(40),
+        _config(max_epochs=1, early_stopping=True, n_iter_no_change=1, incremental=True),
+        torch.Generator(),
+        lambda: 0.0,
+    )
+    assert len(history.loss_curve) == 1 and not history.converged and history.validation_scores == [0.0]
+
+
+def test_keyboard_interrupt_restores_the_best_weights_and_warns():
+    network, X, y = _problem(40)
+    snapshots, scores = [], iter([0.5, 0.1])
+
+    def score_function():
+        score = next(scores, None)
+        if score is None:
+            raise KeyboardInterrupt
+        snapshots.append({name: value.clone() for name, value in network.state_dict().items()})
+        return score
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        with pytest.warns(UserWarning, match=r"after 2 complete epoch\(s\).*weights of epoch 1 \(best validation"):
+            history = train_network(
+                network,
+                _cross_entropy,
+                X,
+                y,
+                torch.ones(40),
+                _config(max_epochs=10, early_stopping=True),
+                torch.Generator(),
+                score_function,
+            )
+    assert history.interrupted and not history.converged
+    assert len(history.loss_curve) == 2 and history.validation_scores == [0.5, 0.1]
+    assert len(history.alpha_history) == 2 and history.best_iteration == 0
+    assert not network.training
+    for name, value in network.state_dict().items():
+        assert torch.equal(value, snapshots[0][name]), name
+
+
+def test_verbose_line_per_epoch(capsys):
+    network, X, y = _problem(40)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        history = train_network(
+            network,
+            _cross_entropy,
+            X,
+            y,
+            torch.ones(40),
+            _config(max_epochs=2, verbose=1, epoch_offset=5),
+            torch.Generator(),
+        )
+    lines = capsys.readouterr().out.splitlines()
+    assert [int(line.split()[1]) for line in lines] == [6, 7]
+    assert [float(line.split("loss ")[1].split()[0]) for line in lines] == pytest.approx(history.loss_curve, abs=1e-5)
+    assert all(line.endswith(" s") for line in lines)

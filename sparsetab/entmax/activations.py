@@ -247,7 +247,7 @@ def _row_max(X, dim):
     """
     m = X.amax(dim=dim, keepdim=True).to(_compute_dtype(X.dtype))
     # The largest |max| is finite iff every row's is (NaN propagates).
-    largest = float(torch.linalg.vector_norm(m, ord=math.inf))
+    largest = float(m.abs().amax())
     if math.isfinite(largest):
         return m, None, None, largest
     active = m.abs() < math.inf
@@ -256,17 +256,19 @@ def _row_max(X, dim):
     return m, ~active, fixed_tau, float(torch.linalg.vector_norm(m, ord=math.inf))
 
 
-def _second_largest(X, m, dim, Y):
-    """Largest entry of ``X - m`` strictly below 0, rounded down; ``-inf`` if none.
+def _second_largest(X, m, dim, Y, scale=1.0):
+    """Largest entry of ``X - m`` strictly below 0, rounded down and times ``scale``; ``-inf`` if none.
 
     1/z is decreasing on z < 0 and sends the maxima (+0) to +inf and ``-inf``
     to -0, so one reciprocal and one ``amin`` find it without ``argmax`` or a
     sort (both far slower on CPU). All maxima tied gives 0, itself an entry.
+    ``scale`` must be a power of two, so that folding it into the final
+    multiplication rounds exactly as a separate one would.
     """
     inverse = torch.sub(X, m, out=Y).reciprocal_().amin(dim=dim, keepdim=True)
     # Two reciprocals round twice; shrinking by 2^-20 keeps the result at or
     # below the true entry, which is what makes the bounds built on it valid.
-    return inverse.reciprocal_().mul_(1 + 2.0**-20)
+    return inverse.reciprocal_().mul_(scale * (1 + 2.0**-20))
 
 
 # Rows whose |max| stays below this are measured from an absolute threshold in
@@ -296,6 +298,20 @@ class _Threshold:
         if self.relative:
             return torch.sub(X, self.m, out=Y).sub_(self.tau)
         return torch.sub(X, self.tau, out=Y)
+
+    def measure_half(self, X, Y, step):
+        """Write ``(X - threshold - step) / 2`` into ``Y`` and return it.
+
+        ``step`` is merged into ``tau`` first, which rounds it to the
+        resolution the threshold has anyway (``tau`` is relative in the
+        ``relative`` mode, so this loses nothing to the scores' offset).
+        """
+        # One add computes X / 2 - (tau + step) / 2: halving is exact, so it
+        # rounds as X - (tau + step) would, without a separate halving pass.
+        shift = torch.add(self.tau, step).mul_(-0.5)
+        if self.relative:
+            return torch.add(shift, torch.sub(X, self.m, out=Y), alpha=0.5, out=Y)
+        return torch.add(shift, X, alpha=0.5, out=Y)
 
 
 def _sparsemax_sortfree(X, m, largest_max, dim, inactive, fixed_tau, Y):
@@ -378,12 +394,16 @@ def _entmax15_sortfree(X, m, largest_max, dim, inactive, fixed_tau, Y):
     cost one more pass. Arguments, and the outputs, are as in
     :func:`_sparsemax_sortfree`.
     """
+    # A Python number next to a tensor is wrapped into a fresh 0-d tensor at
+    # every op, which on small rows costs as much as the op; made once here.
+    four = m.new_full((), 4.0)
     if X.size(dim) > 1:
         # With u = m2 / 2 the pair (0, m2) has threshold u - sqrt(2 - u^2) on
         # the score scale while u >= -1; below that m2 is outside the pair's
         # support, and clamping u at -1 gives exactly the lone maximum's -2.
-        u = _second_largest(X, m, dim, Y).mul_(0.5).clamp_(min=-1.0)
-        tau = u - torch.sqrt(2 - u * u)
+        u = _second_largest(X, m, dim, Y, scale=0.5).clamp_(min=-1.0)
+        tau = torch.addcmul(m.new_full((), 2.0), u, u, value=-1).sqrt_()
+        tau = torch.sub(u, tau, out=tau)
     else:
         tau = torch.full_like(m, -2.0)
     threshold = _Threshold(m, tau, largest_max)
@@ -394,24 +414,31 @@ def _entmax15_sortfree(X, m, largest_max, dim, inactive, fixed_tau, Y):
         # are rescaled accordingly.
         threshold.measure(X, Y).clamp_(min=0)
         s1 = Y.sum(dim=dim, keepdim=True)
-        s2 = torch.linalg.vector_norm(Y, dim=dim, keepdim=True).square_()
+        norm = torch.linalg.vector_norm(Y, dim=dim, keepdim=True)
         count = Y.sign_().sum(dim=dim, keepdim=True)
+        s2 = norm * norm
         mean = s1 / count
         # The support's entries are small measured from the threshold, so
         # s2 - s1 * mean (|S| var) cancels benignly.
-        step = mean - torch.sqrt((4 - torch.addcmul(s2, s1, mean, value=-1)) / count)
+        step = torch.sub(four, torch.addcmul(s2, s1, mean, value=-1)).div_(count).sqrt_()
+        step = torch.sub(mean, step, out=step)
         if inactive is not None:
             step.masked_fill_(inactive, 0)
         # sqrt of a negative discriminant is NaN; NaN propagates through the
         # max, so one reduction answers "all done?" and "any without a root?".
-        largest = float(torch.linalg.vector_norm(step, ord=math.inf))
+        largest = float(step.abs().amax())
         if largest <= tolerance:
             break
         if math.isnan(largest):
             # No root: S is too large and the mass exceeds 1. Newton's step and
-            # the Cauchy-Schwarz bound both stay below the threshold.
-            newton = (s2 - 4) / (2 * s1)
-            step = torch.where(torch.isnan(step), torch.maximum(newton, mean - 2 * torch.rsqrt(count)), step)
+            # the Cauchy-Schwarz bound both stay below the threshold. Where the
+            # quadratic has a root they are also at or below its smaller one
+            # (the tangent lies under the convex quadratic, which is still >= 4
+            # at mean - 2 / sqrt(|S|)), so fmax, which passes over NaN, keeps
+            # the closed form wherever it is defined.
+            newton = torch.sub(s2, four).div_(s1 + s1)
+            bound = torch.add(mean, torch.rsqrt(count), alpha=-2)
+            step = torch.fmax(step, torch.maximum(newton, bound, out=newton))
         threshold.tau = threshold.tau + step
     else:
         unsolved = ~(step.abs() <= tolerance)
@@ -500,7 +527,7 @@ def _entmax15_forward(X, dim, k, keep_root=False):
     m, inactive, fixed_tau, largest_max = _row_max(X, dim)
     Y = torch.empty_like(X, dtype=m.dtype)
     threshold, step, unsolved = _entmax15_sortfree(X, m, largest_max, dim, inactive, fixed_tau, Y)
-    root = threshold.measure(X, Y).sub_(step).clamp_(min=0).mul_(0.5)
+    root = threshold.measure_half(X, Y, step).clamp_(min=0)
     if unsolved is not None:
         Z = (X - m) / 2
         tau, _ = _entmax_threshold_and_support(Z, dim=dim, k=k)

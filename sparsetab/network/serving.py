@@ -14,7 +14,7 @@ from torch import nn
 
 __all__ = ["ServingTabNet", "OUTPUT_TRANSFORMS"]
 
-OUTPUT_TRANSFORMS = ("softmax", "affine")
+OUTPUT_TRANSFORMS = ("softmax", "sigmoid", "affine")
 
 
 class ServingTabNet(nn.Module):
@@ -35,17 +35,23 @@ class ServingTabNet(nn.Module):
         Positions of the categorical columns (in the order of the ``codes`` argument).
     center, scale : array-like of shape (n_numeric,), float64
         Standardisation of the numeric columns: the network sees ``(numeric - center) / scale``.
-    output_transform : {"softmax", "affine"}
-        ``"softmax"``: class probabilities from the logits; ``"affine"``: regression values
-        ``output * target_scale + target_mean``.
+    output_transform : {"softmax", "sigmoid", "affine"}
+        ``"softmax"``: class probabilities from the logits (per block, see ``softmax_blocks``);
+        ``"sigmoid"``: one independent probability per output (multilabel classification);
+        ``"affine"``: regression values ``output * target_scale + target_mean``.
     target_mean, target_scale : array-like of shape (output_dim,), float64, default=None
         Required for ``"affine"``.
+    softmax_blocks : list of int, default=None
+        For ``"softmax"``: widths of consecutive blocks of the outputs, each normalised by its
+        own softmax (one block per output column of a multiclass-multioutput classifier).
+        None: one block over all outputs.
 
     Raises
     ------
     ValueError
         If ``output_transform`` is unknown, the column positions do not cover the network's
-        input columns exactly once, or ``"affine"`` is asked without the target statistics.
+        input columns exactly once, ``"affine"`` is asked without the target statistics, or
+        ``softmax_blocks`` are not positive widths summing to the network's output size.
     """
 
     def __init__(
@@ -58,6 +64,7 @@ class ServingTabNet(nn.Module):
         output_transform,
         target_mean=None,
         target_scale=None,
+        softmax_blocks=None,
     ):
         super().__init__()
         if output_transform not in OUTPUT_TRANSFORMS:
@@ -71,6 +78,18 @@ class ServingTabNet(nn.Module):
             )
         if output_transform == "affine" and (target_mean is None or target_scale is None):
             raise ValueError("output_transform='affine' needs target_mean and target_scale.")
+        output_dim = network.head.out_features
+        if softmax_blocks is None:
+            softmax_blocks = [output_dim]
+        elif output_transform != "softmax":
+            raise ValueError(f"softmax_blocks applies to output_transform='softmax' only, got {output_transform!r}.")
+        if any(int(width) < 1 for width in softmax_blocks) or sum(int(width) for width in softmax_blocks) != output_dim:
+            raise ValueError(
+                f"softmax_blocks must be positive widths summing to the network's {output_dim} outputs; "
+                f"got {list(softmax_blocks)}."
+            )
+        # A tuple of Python ints: torch.export and the tracer see fixed slice widths.
+        self.softmax_blocks = tuple(int(width) for width in softmax_blocks)
         self.network = copy.deepcopy(network).cpu().eval().requires_grad_(False)
         for attentive in self.network.attentive_transformers:
             attentive.exportable = True
@@ -100,7 +119,8 @@ class ServingTabNet(nn.Module):
         Returns
         -------
         prediction : torch.Tensor of shape (batch, output_dim), float64
-            Class probabilities (``"softmax"``) or regression values (``"affine"``).
+            Class probabilities (``"softmax"``, each block summing to 1), label probabilities
+            (``"sigmoid"``) or regression values (``"affine"``).
         step_masks : torch.Tensor of shape (batch, n_steps, n_columns), float32
             The feature mask of each decision step per input column (as ``explain``).
         """
@@ -109,7 +129,10 @@ class ServingTabNet(nn.Module):
         decision, masks, _, _ = self.network.encode(x)
         output = self.network.head(decision).to(torch.float64)
         if self.output_transform == "softmax":
-            prediction = torch.softmax(output, dim=1)
+            blocks = output.split(self.softmax_blocks, dim=1)
+            prediction = torch.cat([torch.softmax(block, dim=1) for block in blocks], dim=1)
+        elif self.output_transform == "sigmoid":
+            prediction = torch.sigmoid(output)
         else:
             prediction = output * self.target_scale + self.target_mean
         step_masks = (masks @ self.network.embedding.explanation_matrix).permute(1, 0, 2)

@@ -1,0 +1,356 @@
+"""The fit loop seen from the estimators: warm_start, partial_fit, stopping, interrupts, verbose, n_jobs, device."""
+
+import pickle
+import re
+import warnings
+
+import numpy as np
+import pytest
+import torch
+from sklearn.exceptions import ConvergenceWarning
+
+import sparsetab._base
+from sparsetab import SparseTabNetClassifier, SparseTabNetRegressor
+from sparsetab._base import _torch_threads
+from sparsetab.network import TabNet
+
+FAST = dict(n_d=4, n_a=4, n_steps=2, virtual_batch_size=32, batch_size=64, random_state=0)
+
+
+def _data(n_rows=96, n_classes=2, seed=0):
+    rng = np.random.RandomState(seed)
+    X = rng.normal(size=(n_rows, 4))
+    score = X[:, 0] + 0.5 * X[:, 1]
+    y = np.digitize(score, np.quantile(score, np.linspace(0, 1, n_classes + 1)[1:-1]))
+    return X, y
+
+
+def _quiet_fit(model, *args, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return model.fit(*args, **kwargs)
+
+
+# ----- partial_fit ----------------------------------------------------------------------------
+def test_partial_fit_calls_equal_fit_epochs():
+    X, y = _data()
+    params = dict(FAST, early_stopping=False, n_iter_no_change=100)
+    fitted = _quiet_fit(SparseTabNetClassifier(max_epochs=3, **params), X, y)
+    model = SparseTabNetClassifier(**params)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)  # partial_fit never tests convergence
+        for _ in range(3):
+            model.partial_fit(X, y, classes=[0, 1])
+    assert model.n_iter_ == 3
+    np.testing.assert_allclose(model.loss_curve_, fitted.loss_curve_, rtol=1e-6)
+    np.testing.assert_allclose(model.predict_proba(X), fitted.predict_proba(X), atol=1e-6)
+    assert model.entmax_alpha_history_.shape == (3, 2)
+    assert model.validation_scores_ is None and model.best_iteration_ is None
+    assert model.feature_importances_.shape == (4,)
+    assert model.feature_importances_.sum() == pytest.approx(1.0)
+
+
+def test_partial_fit_regressor_extends_history_and_keeps_target_scaling():
+    X, _ = _data()
+    y = 100.0 + 10.0 * X[:, 0]
+    model = SparseTabNetRegressor(**FAST)
+    model.partial_fit(X, y)
+    mean, scale = model.target_mean_.copy(), model.target_scale_.copy()
+    model.partial_fit(X[:50], y[:50] + 1000.0)  # other targets: the scaling of the first call stays
+    assert model.n_iter_ == 2 and len(model.loss_curve_) == 2
+    np.testing.assert_array_equal(model.target_mean_, mean)
+    np.testing.assert_array_equal(model.target_scale_, scale)
+    assert model.predict(X).shape == (96,)
+
+
+def test_partial_fit_first_batch_may_lack_classes():
+    X, y = _data(n_classes=3)
+    model = SparseTabNetClassifier(**FAST)
+    model.partial_fit(X[y < 2], y[y < 2], classes=np.array([2, 0, 1]))
+    np.testing.assert_array_equal(model.classes_, [0, 1, 2])
+    assert model.predict_proba(X).shape == (96, 3)
+    model.partial_fit(X, y)  # classes may be omitted after the first call
+    assert model.n_iter_ == 2
+
+
+def test_partial_fit_argument_errors():
+    X, y = _data(n_classes=3)
+    with pytest.raises(ValueError, match="classes must be passed on the first call to partial_fit"):
+        SparseTabNetClassifier(**FAST).partial_fit(X, y)
+    with pytest.raises(ValueError, match="partial_fit does not support early_stopping=True"):
+        SparseTabNetClassifier(early_stopping=True, **FAST).partial_fit(X, y, classes=[0, 1, 2])
+    with pytest.raises(ValueError, match="class_weight='balanced' is not supported by partial_fit"):
+        SparseTabNetClassifier(class_weight="balanced", **FAST).partial_fit(X, y, classes=[0, 1, 2])
+    model = SparseTabNetClassifier(**FAST).partial_fit(X[y < 2], y[y < 2], classes=[0, 1])
+    with pytest.raises(ValueError, match=r"y has classes not in classes_: \[2\]"):
+        model.partial_fit(X, y)
+    with pytest.raises(ValueError, match=r"classes=\[0, 1, 2\] differs from the classes of the fitted model"):
+        model.partial_fit(X, y, classes=[0, 1, 2])
+    with pytest.raises(ValueError, match="X has 3 features"):
+        model.partial_fit(X[:, :3], y)
+    assert model.n_iter_ == 1  # the failed calls left the model as it was
+    model.partial_fit(X[y < 2], y[y < 2])
+    assert model.n_iter_ == 2
+
+
+# ----- warm_start -----------------------------------------------------------------------------
+def test_warm_start_continues_from_the_current_weights():
+    X, y = _data()
+    params = dict(FAST, early_stopping=False, n_iter_no_change=100)
+
+    def weights(model):
+        return {name: value.detach().clone() for name, value in model.network_.named_parameters()}
+
+    model = _quiet_fit(SparseTabNetClassifier(max_epochs=3, warm_start=True, **params), X, y)
+    trained, curve, network = weights(model), list(model.loss_curve_), model.network_
+    # With a vanishing learning rate the second fit leaves the weights where they were: it started
+    # from the trained ones (only the batch norm statistics move).
+    _quiet_fit(model.set_params(learning_rate=1e-12, max_epochs=2), X, y)
+    assert model.network_ is network
+    assert model.n_iter_ == 5 and model.loss_curve_[:3] == curve
+    assert model.entmax_alpha_history_.shape == (5, 2)
+    for name, value in weights(model).items():
+        torch.testing.assert_close(value, trained[name], atol=1e-6, rtol=0, msg=name)
+    # Without warm_start the same call builds a new network, far from the trained one.
+    _quiet_fit(model.set_params(warm_start=False), X, y)
+    assert model.n_iter_ == 2 and model.network_ is not network
+    assert max(float((value - trained[name]).abs().max()) for name, value in weights(model).items()) > 1e-3
+
+
+def test_warm_start_requires_the_same_columns_classes_and_network():
+    X, y = _data(n_classes=3)
+    model = _quiet_fit(SparseTabNetClassifier(max_epochs=2, warm_start=True, **FAST), X, y)
+    with pytest.raises(ValueError, match=r"warm_start can only be used where y has the same classes"):
+        model.fit(X[y < 2], y[y < 2])
+    with pytest.raises(ValueError, match="X has 3 features"):
+        model.fit(X[:, :3], y)
+    model.set_params(n_d=8)
+    with pytest.raises(ValueError, match=r"built with n_d=4; it is now n_d=8"):
+        model.fit(X, y)
+    model.set_params(n_d=4)
+    _quiet_fit(model, X, y)
+    assert model.n_iter_ == 4
+
+
+def test_warm_start_with_validation_pads_earlier_epochs_with_nan():
+    X, y = _data()
+    model = _quiet_fit(SparseTabNetClassifier(max_epochs=2, early_stopping=False, warm_start=True, **FAST), X, y)
+    assert model.validation_scores_ is None and model.best_iteration_ is None
+    _quiet_fit(model.set_params(early_stopping="auto", max_epochs=3), X[:64], y[:64], X_val=X[64:], y_val=y[64:])
+    assert model.n_iter_ == 5
+    assert np.isnan(model.validation_scores_[:2]).all() and np.isfinite(model.validation_scores_[2:]).all()
+    assert 2 <= model.best_iteration_ <= 4
+    assert model.best_validation_score_ == model.validation_scores_[model.best_iteration_]
+    assert model.best_validation_score_ == max(model.validation_scores_[2:])
+
+
+# ----- stopping -------------------------------------------------------------------------------
+def test_training_loss_plateau_stops_without_early_stopping():
+    X, y = _data()
+    # tol larger than any possible improvement: epochs 2 and 3 do not improve, patience 2 ends it.
+    model = SparseTabNetClassifier(max_epochs=20, early_stopping=False, n_iter_no_change=2, tol=100.0, **FAST)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        model.fit(X, y)
+    assert model.n_iter_ == 3 and len(model.loss_curve_) == 3
+    assert model.validation_scores_ is None
+    assert model.best_iteration_ is None and model.best_validation_score_ is None
+
+
+def test_convergence_warning_when_max_epochs_is_hit():
+    X, y = _data()
+    model = SparseTabNetClassifier(max_epochs=2, early_stopping=False, n_iter_no_change=100, **FAST)
+    with pytest.warns(
+        ConvergenceWarning, match="max_epochs=2 reached and the training loss was still improving"
+    ) as record:
+        model.fit(X, y)
+    assert model.n_iter_ == 2
+    assert record[0].filename == __file__  # the warning points at the caller's line
+
+
+def test_keyboard_interrupt_with_early_stopping_keeps_the_best_epoch():
+    X, y = _data()
+    X_val, y_val = X[64:], y[64:]
+    snapshots = []
+
+    def scorer(estimator, X, y):
+        if len(snapshots) == 2:
+            raise KeyboardInterrupt
+        snapshots.append(estimator.predict_proba(X))
+        return [0.9, 0.1][len(snapshots) - 1]
+
+    model = SparseTabNetClassifier(max_epochs=10, scoring=scorer, **FAST)
+    with pytest.warns(UserWarning, match=r"interrupted by the user \(KeyboardInterrupt\) after 2 complete epoch"):
+        model.fit(X[:64], y[:64], X_val=X_val, y_val=y_val)
+    assert model.n_iter_ == 2 and model.validation_scores_ == [0.9, 0.1]
+    assert model.best_iteration_ == 0 and model.best_validation_score_ == 0.9
+    assert model.entmax_alpha_history_.shape == (2, 2)
+    np.testing.assert_allclose(model.predict_proba(X_val), snapshots[0], atol=1e-6)
+
+
+def test_keyboard_interrupt_without_early_stopping_leaves_a_usable_model():
+    X, y = _data()
+    calls = []
+
+    def scorer(estimator, X, y):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return 0.5
+
+    model = SparseTabNetClassifier(max_epochs=10, early_stopping=False, scoring=scorer, **FAST)
+    with pytest.warns(UserWarning, match="the current weights were kept and the model is usable"):
+        model.fit(X[:64], y[:64], X_val=X[64:], y_val=y[64:])
+    assert model.n_iter_ == 1 and model.validation_scores_ == [0.5] and model.best_iteration_ is None
+    assert model.predict(X).shape == (96,) and set(model.predict(X)) <= {0, 1}
+
+
+# ----- verbose --------------------------------------------------------------------------------
+def test_verbose_zero_prints_nothing(capsys):
+    X, y = _data()
+    _quiet_fit(SparseTabNetClassifier(max_epochs=2, verbose=0, **FAST), X[:64], y[:64], X_val=X[64:], y_val=y[64:])
+    SparseTabNetClassifier(verbose=0, **FAST).partial_fit(X, y, classes=[0, 1])
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == ""
+
+
+def test_verbose_one_prints_one_line_per_epoch(capsys):
+    X, y = _data()
+    model = SparseTabNetClassifier(max_epochs=3, verbose=1, n_iter_no_change=100, **FAST)
+    _quiet_fit(model, X[:64], y[:64], X_val=X[64:], y_val=y[64:])
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 3
+    for epoch, line in enumerate(lines, start=1):
+        match = re.fullmatch(r"epoch +(\d+)  loss (\d+\.\d+)  validation score (-?\d+\.\d+)  (\d+\.\d+) s", line)
+        assert match, line
+        assert int(match[1]) == epoch
+        assert float(match[2]) == pytest.approx(model.loss_curve_[epoch - 1], abs=1e-5)
+        assert float(match[3]) == pytest.approx(model.validation_scores_[epoch - 1], abs=1e-5)
+    model.set_params(early_stopping=False).partial_fit(X, y)  # continues the numbering, no validation
+    assert re.fullmatch(r"epoch +4  loss \d+\.\d+  \d+\.\d+ s", capsys.readouterr().out.strip())
+
+
+# ----- n_jobs ---------------------------------------------------------------------------------
+def test_n_jobs_sets_torch_threads_inside_fit_and_predict_only():
+    X, y = _data()
+    before = torch.get_num_threads()
+    n_jobs = 1 if before != 1 else 2
+    seen = []
+
+    def scorer(estimator, X, y):
+        seen.append(torch.get_num_threads())
+        return 0.0
+
+    model = _quiet_fit(
+        SparseTabNetClassifier(max_epochs=2, n_jobs=n_jobs, scoring=scorer, **FAST),
+        X[:64],
+        y[:64],
+        X_val=X[64:],
+        y_val=y[64:],
+    )
+    assert seen == [n_jobs, n_jobs]
+    assert torch.get_num_threads() == before
+    encode = model.network_.encode
+    during_predict = []
+
+    def recording_encode(*args):
+        during_predict.append(torch.get_num_threads())
+        return encode(*args)
+
+    model.network_.encode = recording_encode
+    model.predict_proba(X)
+    model.explain(X[:5])
+    assert during_predict == [n_jobs, n_jobs]
+    assert torch.get_num_threads() == before
+
+
+def test_n_jobs_none_leaves_the_thread_count_and_threads_are_restored_on_errors():
+    X, y = _data()
+    before = torch.get_num_threads()
+    seen = []
+
+    def scorer(estimator, X, y):
+        seen.append(torch.get_num_threads())
+        raise RuntimeError("scorer failed")
+
+    with pytest.raises(RuntimeError, match="scorer failed"):
+        SparseTabNetClassifier(max_epochs=2, n_jobs=None, scoring=scorer, **FAST).fit(
+            X[:64], y[:64], X_val=X[64:], y_val=y[64:]
+        )
+    assert seen == [before]
+    other = 1 if before != 1 else 2
+    with pytest.raises(RuntimeError, match="scorer failed"):
+        SparseTabNetClassifier(max_epochs=2, n_jobs=other, scoring=scorer, **FAST).fit(
+            X[:64], y[:64], X_val=X[64:], y_val=y[64:]
+        )
+    assert seen == [before, other] and torch.get_num_threads() == before
+    with pytest.raises(KeyError):
+        with _torch_threads(other):
+            raise KeyError("inside")
+    assert torch.get_num_threads() == before
+    with pytest.raises(ValueError, match="n_jobs"):
+        SparseTabNetClassifier(n_jobs=0, **FAST).fit(X, y)
+
+
+# ----- device ---------------------------------------------------------------------------------
+def test_device_auto_and_torch_device(monkeypatch):
+    X, y = _data()
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    model = _quiet_fit(SparseTabNetClassifier(max_epochs=1, device="auto", **FAST), X, y)
+    assert model._device == torch.device("cpu") and model.device == "auto"
+    assert next(model.network_.parameters()).device == torch.device("cpu")
+    reference = _quiet_fit(SparseTabNetClassifier(max_epochs=1, device=torch.device("cpu"), **FAST), X, y)
+    np.testing.assert_array_equal(model.predict_proba(X), reference.predict_proba(X))
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without CUDA")
+@pytest.mark.parametrize("device", ["cuda", "cuda:1", "nowhere"])
+def test_unavailable_device_is_an_error_not_a_fallback(device):
+    X, y = _data()
+    with pytest.raises(ValueError, match=rf"device={device!r} is not usable here.*accepted: 'cpu', 'cuda', 'cuda:N'"):
+        SparseTabNetClassifier(max_epochs=1, device=device, **FAST).fit(X, y)
+
+
+def test_pickle_stores_tensors_for_the_cpu_and_continues_partial_fit():
+    X, y = _data()
+    model = SparseTabNetClassifier(**FAST)
+    for _ in range(2):
+        model.partial_fit(X, y, classes=[0, 1])
+    state = model.__getstate__()
+    assert "network_" not in state and "_optimizer_state" not in state
+    assert isinstance(state["_torch_state"], bytes)
+    restored = pickle.loads(pickle.dumps(model))
+    np.testing.assert_array_equal(restored.predict_proba(X), model.predict_proba(X))
+    model.partial_fit(X, y)
+    restored.partial_fit(X, y)  # the optimizer state and the shuffling stream travelled too
+    assert restored.loss_curve_ == model.loss_curve_
+    np.testing.assert_array_equal(restored.predict_proba(X), model.predict_proba(X))
+
+
+def test_model_fitted_on_a_gpu_unpickles_on_a_cpu_only_machine(monkeypatch):
+    X, y = _data()
+    model = _quiet_fit(SparseTabNetClassifier(max_epochs=2, **FAST), X, y)
+    expected = model.predict_proba(X)
+    model._device = torch.device("cuda", 0)  # as recorded by a fit on a GPU
+    loads = []
+    real_load = torch.load
+
+    def recording_load(*args, **kwargs):
+        loads.append(kwargs.get("map_location"))
+        return real_load(*args, **kwargs)
+
+    monkeypatch.setattr(torch, "load", recording_load)
+    monkeypatch.setattr(sparsetab._base, "_device_available", lambda device: device.type == "cpu")
+    blob = pickle.dumps(model)
+    with pytest.warns(UserWarning, match="fitted on device 'cuda:0', which is not available here"):
+        restored = pickle.loads(blob)
+    assert loads == ["cpu"]
+    assert restored._device == torch.device("cpu")
+    assert all(parameter.device.type == "cpu" for parameter in restored.network_.parameters())
+    np.testing.assert_array_equal(restored.predict_proba(X), expected)
+    # Where the device exists, the network goes back to it.
+    moved = []
+    monkeypatch.setattr(sparsetab._base, "_device_available", lambda device: True)
+    monkeypatch.setattr(TabNet, "to", lambda network, *args, **kwargs: moved.append(args) or network)
+    again = pickle.loads(blob)
+    assert moved == [(torch.device("cuda", 0),)] and again._device == torch.device("cuda", 0)

@@ -1,0 +1,225 @@
+"""Targets of the estimators: multilabel indicator matrices and multiclass-multioutput for the classifier."""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.exceptions import ConvergenceWarning, DataConversionWarning
+from sklearn.metrics import accuracy_score, log_loss
+from sklearn.model_selection import KFold, cross_val_score
+from sklearn.utils.class_weight import compute_sample_weight
+
+from sparsetab import SparseTabNetClassifier
+
+FAST = dict(n_d=4, n_a=4, n_steps=2, virtual_batch_size=32, batch_size=64, random_state=0)
+
+
+@pytest.fixture(autouse=True)
+def _quiet():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        yield
+
+
+def _features(n_rows=200, seed=0):
+    return np.random.default_rng(seed).normal(size=(n_rows, 4))
+
+
+def _multilabel(X):
+    """Three labels, each a simple function of the first two columns."""
+    return np.column_stack([X[:, 0] > 0, X[:, 1] > 0, X[:, 0] + X[:, 1] > 0]).astype(np.int64)
+
+
+def _multioutput(X):
+    """Two tasks in a DataFrame of strings: a label with 2 classes and one with 3."""
+    band = np.array(["low", "mid", "top"])[np.digitize(X[:, 1], [-0.5, 0.5])]
+    return pd.DataFrame({"sign": np.where(X[:, 0] > 0, "pos", "neg"), "band": band})
+
+
+def test_classifier_tags_announce_multilabel_and_multioutput():
+    tags = SparseTabNetClassifier().__sklearn_tags__()
+    assert tags.classifier_tags.multi_label
+    assert tags.target_tags.multi_output
+    assert tags.target_tags.single_output
+
+
+def test_multilabel_indicator_learns_with_one_sigmoid_per_label():
+    X = _features(200)
+    y = _multilabel(X)
+    model = SparseTabNetClassifier(max_epochs=15, learning_rate=0.05, **FAST).fit(X, y)
+    np.testing.assert_array_equal(model.classes_, [0, 1, 2])  # as MLPClassifier: the label columns
+    assert model.n_outputs_ == 3
+    proba = model.predict_proba(X)
+    assert proba.shape == (200, 3) and proba.dtype == np.float64
+    assert ((proba >= 0) & (proba <= 1)).all()
+    assert not np.allclose(proba.sum(axis=1), 1)  # independent sigmoids, not a softmax
+    predicted = model.predict(X)
+    assert predicted.shape == (200, 3) and predicted.dtype == np.int64
+    np.testing.assert_array_equal(predicted, (proba > 0.5).astype(int))
+    assert (predicted == y).mean(axis=0).min() > 0.75  # every label learned (chance: about 0.5)
+    assert model.score(X, y) == pytest.approx(accuracy_score(y, predicted))  # subset accuracy
+
+
+def test_multilabel_loss_is_the_weighted_sum_of_per_label_log_losses():
+    X, X_val = _features(120, seed=1), _features(60, seed=2)
+    y, y_val = _multilabel(X), _multilabel(X_val)
+    w_val = np.linspace(0.5, 2.0, 60)
+    model = SparseTabNetClassifier(max_epochs=2, early_stopping=False, **FAST)
+    model.fit(X, y, X_val=X_val, y_val=y_val, sample_weight_val=w_val)
+    proba = model.predict_proba(X_val)
+    expected = sum(log_loss(y_val[:, j], proba[:, j], sample_weight=w_val) for j in range(3))
+    assert model.validation_scores_[-1] == pytest.approx(-expected, rel=1e-5)
+
+
+def test_multilabel_predict_keeps_the_dtype_of_y_and_accepts_lists():
+    X = _features(80)
+    y = _multilabel(X).astype(bool)
+    predicted = SparseTabNetClassifier(max_epochs=1, **FAST).fit(X, y).predict(X)
+    assert predicted.dtype == np.bool_ and predicted.shape == (80, 3)
+    from_lists = SparseTabNetClassifier(max_epochs=1, **FAST).fit(X, y.astype(int).tolist()).predict(X)
+    np.testing.assert_array_equal(from_lists, predicted.astype(int))
+
+
+def test_multilabel_accuracy_scoring_with_y_val_and_internal_split():
+    X, X_val = _features(150, seed=3), _features(50, seed=4)
+    y, y_val = _multilabel(X), _multilabel(X_val)
+    model = SparseTabNetClassifier(max_epochs=3, early_stopping=False, scoring="accuracy", **FAST)
+    model.fit(X, y, X_val=X_val, y_val=y_val)
+    assert model.validation_scores_[-1] == pytest.approx(accuracy_score(y_val, model.predict(X_val)))
+    # early stopping's own split of a 2-D target is not stratified and works
+    split = SparseTabNetClassifier(max_epochs=3, early_stopping=True, scoring="accuracy", **FAST).fit(X, y)
+    assert len(split.validation_scores_) == split.n_iter_
+    assert all(0 <= score <= 1 for score in split.validation_scores_)
+
+
+def test_multilabel_class_weight_equals_the_sample_weight_it_stands_for():
+    X = _features(100)
+    y = _multilabel(X)
+    for class_weight in ("balanced", [{0: 1.0, 1: 3.0}, {0: 2.0, 1: 1.0}, {0: 1.0, 1: 1.0}]):
+        weighted = SparseTabNetClassifier(max_epochs=2, class_weight=class_weight, **FAST).fit(X, y)
+        explicit = SparseTabNetClassifier(max_epochs=2, **FAST).fit(
+            X, y, sample_weight=compute_sample_weight(class_weight, y)
+        )
+        np.testing.assert_allclose(weighted.predict_proba(X), explicit.predict_proba(X), rtol=1e-6)
+    unweighted = SparseTabNetClassifier(max_epochs=2, **FAST).fit(X, y)
+    assert not np.allclose(weighted.loss_curve_, unweighted.loss_curve_)
+
+
+def test_multioutput_learns_one_softmax_per_column():
+    X = _features(200)
+    Y = _multioutput(X)
+    model = SparseTabNetClassifier(max_epochs=15, learning_rate=0.05, **FAST).fit(X, Y)
+    assert model.n_outputs_ == 2
+    assert isinstance(model.classes_, list)
+    assert model.classes_[0].tolist() == ["neg", "pos"]
+    assert model.classes_[1].tolist() == ["low", "mid", "top"]
+    assert model.network_.head.out_features == 5  # 2 + 3 concatenated logits
+    proba = model.predict_proba(X)
+    assert [p.shape for p in proba] == [(200, 2), (200, 3)]
+    for p in proba:
+        np.testing.assert_allclose(p.sum(axis=1), 1.0)
+    predicted = model.predict(X)
+    assert predicted.shape == (200, 2) and predicted.dtype == object
+    for k in range(2):
+        np.testing.assert_array_equal(predicted[:, k], model.classes_[k][proba[k].argmax(axis=1)])
+    per_column = (predicted == Y.to_numpy()).mean(axis=0)
+    assert per_column[0] > 0.9 and per_column[1] > 0.75  # chance: 0.5 and about 0.38
+    subset = np.all(predicted == Y.to_numpy(), axis=1).mean()
+    assert model.score(X, Y) == pytest.approx(subset)
+    weights = np.arange(200.0)
+    expected = np.average(np.all(predicted == Y.to_numpy(), axis=1), weights=weights)
+    assert model.score(X, Y, sample_weight=weights) == pytest.approx(expected)
+
+
+def test_multioutput_loss_is_the_sum_of_per_column_cross_entropies():
+    X, X_val = _features(120, seed=1), _features(60, seed=2)
+    Y, Y_val = _multioutput(X), _multioutput(X_val)
+    w_val = np.linspace(0.5, 2.0, 60)
+    model = SparseTabNetClassifier(max_epochs=2, early_stopping=False, **FAST)
+    model.fit(X, Y, X_val=X_val, y_val=Y_val, sample_weight_val=w_val)
+    proba = model.predict_proba(X_val)
+    expected = sum(
+        log_loss(Y_val.iloc[:, k], proba[k], labels=model.classes_[k], sample_weight=w_val) for k in range(2)
+    )
+    assert model.validation_scores_[-1] == pytest.approx(-expected, rel=1e-5)
+
+
+def test_multioutput_string_labels_keep_their_dtype_and_default_scoring_works():
+    X = _features(80)
+    Y = np.column_stack([np.where(X[:, 0] > 0, "pos", "neg"), np.where(X[:, 1] > 0, "hi", "lo")])
+    model = SparseTabNetClassifier(max_epochs=2, **FAST).fit(X, Y)
+    assert model.predict(X).dtype == Y.dtype
+    assert [c.tolist() for c in model.classes_] == [["neg", "pos"], ["hi", "lo"]]
+    scores = cross_val_score(SparseTabNetClassifier(max_epochs=2, **FAST), X, Y, cv=KFold(2))
+    assert scores.shape == (2,) and ((0 <= scores) & (scores <= 1)).all()
+    # early stopping on the default loss with its own (unstratified) split
+    split = SparseTabNetClassifier(max_epochs=3, early_stopping=True, **FAST).fit(X, Y)
+    assert len(split.validation_scores_) == split.n_iter_
+
+
+def test_multioutput_class_weight():
+    X = _features(100)
+    Y = _multioutput(X)
+    class_weight = [{"neg": 1.0, "pos": 2.0}, {"low": 3.0, "mid": 1.0, "top": 1.0}]
+    weighted = SparseTabNetClassifier(max_epochs=2, class_weight=class_weight, **FAST).fit(X, Y)
+    explicit = SparseTabNetClassifier(max_epochs=2, **FAST).fit(
+        X, Y, sample_weight=compute_sample_weight(class_weight, Y.to_numpy())
+    )
+    for a, b in zip(weighted.predict_proba(X), explicit.predict_proba(X)):
+        np.testing.assert_allclose(a, b, rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "class_weight, y_kind, message",
+    [
+        ({0: 1.0, 1: 2.0}, "multilabel", "class_weight is a dict but y has 3 output columns"),
+        ([{0: 1.0, 1: 2.0}], "multilabel", "class_weight is a list of 1 dict\\(s\\) but y has 3 output columns"),
+        ([{0: 1.0, 1: 2.0}], "binary", "for a 1-D y give a dict"),
+    ],
+)
+def test_class_weight_errors_name_the_accepted_forms(class_weight, y_kind, message):
+    X = _features(40)
+    y = _multilabel(X) if y_kind == "multilabel" else _multilabel(X)[:, 0]
+    with pytest.raises(ValueError, match=message):
+        SparseTabNetClassifier(max_epochs=1, class_weight=class_weight, **FAST).fit(X, y)
+
+
+def test_target_errors():
+    X = _features(40)
+    y = _multilabel(X)
+    model = SparseTabNetClassifier(max_epochs=1, **FAST)
+    with pytest.raises(ValueError, match="values \\[2, 3\\]; it must hold 0 and 1 only"):
+        model.fit(X, y + 2)  # type_of_target calls this a label indicator matrix too
+    with pytest.raises(ValueError, match="y_val has shape \\(40, 2\\).* fitted on y with 3 output column"):
+        model.fit(X, y, X_val=X, y_val=y[:, :2])
+    with pytest.raises(ValueError, match="y_val has shape \\(40,\\).* fitted on y with 3 output column"):
+        model.fit(X, y, X_val=X, y_val=y[:, 0])
+    with pytest.raises(ValueError, match="y_val is a label indicator matrix .* values \\[0, 5\\]"):
+        model.fit(X, y, X_val=X, y_val=np.where(y == 1, 5, y))
+    Y = _multioutput(X)
+    Y_val = Y.copy()
+    Y_val.loc[0, "band"] = "huge"
+    with pytest.raises(ValueError, match="y_val\\[:, 1\\] contains labels not seen in y: \\['huge'\\]"):
+        model.fit(X, Y, X_val=X, y_val=Y_val)
+    with pytest.raises(ValueError, match="y_val has shape \\(40, 2\\).* fitted on y with 1 output column"):
+        model.fit(X, Y["sign"], X_val=X, y_val=Y)
+    with pytest.raises(ValueError, match="Unknown label type"):  # scikit-learn's error for mixed label types
+        model.fit(X, np.array([1, "a"] * 20, dtype=object))
+    with pytest.raises(ValueError, match="Unknown label type"):
+        model.fit(X, X[:, :2])  # continuous-multioutput
+    with pytest.raises(ValueError, match="Found array with dim 3"):
+        model.fit(X, np.zeros((40, 1, 2)))
+    fitted = SparseTabNetClassifier(max_epochs=1, **FAST).fit(X, Y)
+    with pytest.raises(ValueError, match="fitted on 2 output columns"):
+        fitted.score(X, Y["sign"])
+
+
+def test_single_column_2d_y_is_a_1d_target_with_a_warning():
+    X = _features(60)
+    y = _multilabel(X)[:, :1]
+    with pytest.warns(DataConversionWarning):
+        model = SparseTabNetClassifier(max_epochs=1, **FAST).fit(X, y)
+    np.testing.assert_array_equal(model.classes_, [0, 1])
+    assert model.n_outputs_ == 1
+    assert model.predict(X).shape == (60,)
