@@ -1,0 +1,165 @@
+"""The estimators inside scikit-learn's meta-estimators, model selection tools and persistence."""
+
+import io
+import pickle
+import warnings
+
+import joblib
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.base import clone
+from sklearn.calibration import CalibratedClassifierCV
+from sklearn.compose import ColumnTransformer
+from sklearn.datasets import make_classification
+from sklearn.ensemble import StackingClassifier, VotingClassifier
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.experimental import enable_halving_search_cv  # noqa: F401
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import GridSearchCV, HalvingGridSearchCV, StratifiedKFold, cross_val_score
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+from sparsetab import SparseTabNetClassifier, SparseTabNetRegressor
+
+FAST = dict(n_d=4, n_a=4, n_steps=1, n_shared=1, n_independent=1, virtual_batch_size=32, batch_size=64, random_state=0)
+
+
+@pytest.fixture(autouse=True)
+def _quiet():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        yield
+
+
+def _data(n_rows=160, seed=0):
+    X, y = make_classification(n_rows, 5, n_informative=3, random_state=seed)
+    return X, y
+
+
+def _table(n_rows=160, seed=0):
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame(
+        {
+            "age": rng.uniform(20, 70, n_rows),
+            "city": rng.choice(["Paris", "Oslo", "Lima"], n_rows),
+            "income": rng.lognormal(10, 1, n_rows),
+        }
+    )
+    y = np.where((X["city"] == "Oslo") | (X["age"] > 55), "yes", "no")
+    return X, y
+
+
+def test_grid_search_over_the_four_entmax_modes_in_parallel():
+    X, y = _data()
+    search = GridSearchCV(
+        SparseTabNetClassifier(max_epochs=3, entmax_alpha=1.3, **FAST),
+        {"entmax_mode": ["sparsemax", "entmax15", "constant", "adaptive"]},
+        cv=2,
+        n_jobs=2,
+    ).fit(X, y)
+    assert len(search.cv_results_["mean_test_score"]) == 4
+    assert np.isfinite(search.cv_results_["mean_test_score"]).all()
+    assert search.best_estimator_.entmax_mode == search.best_params_["entmax_mode"]
+    assert search.predict(X).shape == (160,)
+
+
+def test_cross_val_score_stratifies_and_accepts_roc_auc():
+    X, y = _data()
+    model = SparseTabNetClassifier(max_epochs=3, **FAST)
+    scores = cross_val_score(model, X, y, cv=3, scoring="roc_auc")
+    assert scores.shape == (3,) and ((scores >= 0) & (scores <= 1)).all()
+    # A classifier gets StratifiedKFold by default: same folds, same scores.
+    np.testing.assert_allclose(cross_val_score(model, X, y, cv=3), cross_val_score(model, X, y, cv=StratifiedKFold(3)))
+
+
+def test_pipeline_with_a_column_transformer():
+    X, y = _table()
+    preprocess = ColumnTransformer(
+        [("numeric", StandardScaler(), ["age", "income"]), ("city", OneHotEncoder(sparse_output=False), ["city"])]
+    )
+    pipeline = make_pipeline(preprocess, SparseTabNetClassifier(max_epochs=3, **FAST)).fit(X, y)
+    assert pipeline.predict(X).dtype == y.dtype
+    assert set(pipeline.predict(X)) <= {"yes", "no"}
+    assert pipeline[-1].n_features_in_ == 5
+    # the pandas route needs no preprocessing at all
+    assert SparseTabNetClassifier(max_epochs=3, **FAST).fit(X, y).n_features_in_ == 3
+
+
+def test_voting_calibrated_and_stacking_classifiers():
+    X, y = _data()
+    base = SparseTabNetClassifier(max_epochs=3, **FAST)
+    voting = VotingClassifier([("tabnet", base), ("logistic", LogisticRegression())], voting="soft").fit(X, y)
+    proba = voting.predict_proba(X)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    expected = (
+        voting.named_estimators_["tabnet"].predict_proba(X) + voting.named_estimators_["logistic"].predict_proba(X)
+    ) / 2
+    np.testing.assert_allclose(proba, expected, rtol=1e-6)
+    calibrated = CalibratedClassifierCV(base, cv=2).fit(X, y)
+    assert calibrated.predict_proba(X).shape == (160, 2)
+    stacking = StackingClassifier([("tabnet", base), ("logistic", LogisticRegression())], cv=2).fit(X, y)
+    assert stacking.score(X, y) > 0.5
+
+
+def test_clone_keeps_every_non_default_parameter():
+    params = dict(
+        n_d=5, n_a=6, n_steps=2, gamma=1.5, n_independent=1, n_shared=1, lambda_sparse=0.01,
+        virtual_batch_size=16, momentum=0.1, batch_size=32, max_epochs=2, learning_rate=0.01,
+        learning_rate_decay=0.9, max_grad_norm=None, entmax_mode="adaptive", entmax_alpha=1.2,
+        categorical_features=["city"], cat_emb_dim={"city": 2}, grouped_features=[["age", "income"]],
+        early_stopping=True, validation_fraction=0.2, n_iter_no_change=3, tol=1e-3, scoring="accuracy",
+        class_weight="balanced", random_state=7, verbose=0, warm_start=True, n_jobs=1, device="cpu",
+    )  # fmt: skip
+    model = SparseTabNetClassifier(**params)
+    assert set(params) == set(model.get_params())  # every parameter is exercised
+    twin = clone(model)
+    assert twin.get_params() == params
+    X, y = _table()
+    twin.fit(X, y)
+    assert not hasattr(model, "network_")  # the original stays unfitted
+    assert clone(twin).get_params() == params and not hasattr(clone(twin), "network_")
+
+
+def test_grid_search_over_training_length_and_halving_search_on_epochs():
+    X, y = _data()
+    grid = GridSearchCV(SparseTabNetClassifier(**FAST), {"batch_size": [32, 160], "max_epochs": [1, 4]}, cv=2).fit(X, y)
+    assert grid.cv_results_["params"][grid.best_index_] == grid.best_params_
+    halving = HalvingGridSearchCV(
+        SparseTabNetClassifier(**FAST),
+        {"learning_rate": [0.01, 0.05], "entmax_mode": ["sparsemax", "entmax15"]},
+        resource="max_epochs",
+        min_resources=1,
+        max_resources=6,
+        factor=2,
+        cv=2,
+        random_state=0,
+    ).fit(X, y)
+    assert list(halving.n_resources_) == [1, 2, 4]
+    assert halving.best_estimator_.max_epochs == 4
+
+
+@pytest.mark.parametrize("Estimator", [SparseTabNetClassifier, SparseTabNetRegressor])
+def test_pickle_and_joblib_round_trips_predict_identically(Estimator, tmp_path):
+    X, y = _table() if Estimator is SparseTabNetClassifier else (_table()[0], _table()[0]["age"] * 2.0)
+    model = Estimator(max_epochs=2, **FAST).fit(X, y)
+    expected = model.predict(X)
+    restored = pickle.loads(pickle.dumps(model))
+    np.testing.assert_array_equal(restored.predict(X), expected)
+    joblib.dump(model, tmp_path / "model.joblib")
+    loaded = joblib.load(tmp_path / "model.joblib")
+    np.testing.assert_array_equal(loaded.predict(X), expected)
+    np.testing.assert_array_equal(loaded.feature_importances_, model.feature_importances_)
+    buffer = io.BytesIO()
+    joblib.dump(model, buffer)
+    assert buffer.tell() > 0
+
+
+def test_fit_returns_self_so_calls_chain():
+    X, y = _data()
+    model = SparseTabNetClassifier(max_epochs=2, **FAST)
+    assert model.fit(X, y) is model
+    score = SparseTabNetClassifier(max_epochs=2, **FAST).fit(X, y).score(X, y)
+    assert 0.0 <= score <= 1.0
+    regression_score = SparseTabNetRegressor(max_epochs=2, **FAST).fit(X, y.astype(float)).score(X, y.astype(float))
+    assert np.isfinite(regression_score)
