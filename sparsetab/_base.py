@@ -1,42 +1,35 @@
 """BaseSparseTabNet: parameters, the fit/predict plumbing and explain(), shared by both estimators."""
 
-import contextlib
 import copy
-import io
 import numbers
-import warnings
 from abc import abstractmethod
 
 import numpy as np
 import pandas as pd
 import scipy.sparse
 import torch
-from joblib import cpu_count
 from sklearn.base import BaseEstimator, _fit_context, is_classifier
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import train_test_split
-from sklearn.utils import Bunch, check_random_state
+from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import unique_labels
 from sklearn.utils.validation import (
     _check_sample_weight,
     check_consistent_length,
-    check_is_fitted,
     column_or_1d,
     validate_data,
 )
 
-from ._export import EXPORT_FORMATS, export_estimator
-from ._tabular import TabularEncoder, column_position, to_frame
+from ._columns import attention_groups, embedding_dims
+from ._inference import INFERENCE_BATCH_ROWS, InferenceMixin
+from ._runtime import TorchStatePickleMixin, resolve_device, torch_threads
+from ._tabular import TabularEncoder, to_frame
 from ._training import TrainingConfig, train_network
 from .network import ENTMAX_MODES, TabNet
 
 __all__ = ["BaseSparseTabNet"]
 
-# Rows per forward pass at predict / explain time: bounds memory on large inputs.
-_INFERENCE_BATCH_ROWS = 16384
-# Rows used to compute feature_importances_ at the end of fit.
-_IMPORTANCE_MAX_ROWS = 10000
 # early_stopping="auto" switches on above this many training rows.
 _AUTO_EARLY_STOPPING_MIN_ROWS = 10000
 # Parameters the network is built from: warm_start and partial_fit refuse to continue when they change.
@@ -55,34 +48,6 @@ _ARCHITECTURE_PARAMETERS = (
     "cat_emb_dim",
     "grouped_features",
 )
-# Fitted attributes holding tensors, pickled with torch.save so they load on the CPU first.
-_TORCH_STATE_KEYS = ("network_", "_optimizer_state", "_shuffle_state")
-
-
-@contextlib.contextmanager
-def _torch_threads(n_jobs):
-    """Run the block with ``n_jobs`` torch threads (joblib's convention for negative values), then restore.
-
-    ``None`` leaves torch's thread count as it is.
-    """
-    if n_jobs is None:
-        yield
-        return
-    previous = torch.get_num_threads()
-    torch.set_num_threads(n_jobs if n_jobs > 0 else max(1, cpu_count() + 1 + n_jobs))
-    try:
-        yield
-    finally:
-        torch.set_num_threads(previous)
-
-
-def _device_available(device):
-    """Whether torch can allocate on ``device`` (a torch.device) in this process."""
-    try:
-        torch.empty(0, device=device)
-    except (RuntimeError, AssertionError):  # AssertionError: torch built without that backend
-        return False
-    return True
 
 
 def _same_value(before, now):
@@ -95,7 +60,7 @@ def _same_value(before, now):
         return False
 
 
-class BaseSparseTabNet(BaseEstimator):
+class BaseSparseTabNet(InferenceMixin, TorchStatePickleMixin, BaseEstimator):
     """Shared implementation of :class:`SparseTabNetClassifier` and :class:`SparseTabNetRegressor`.
 
     Subclasses define the output head size, the loss and the target encoding; see their
@@ -348,8 +313,8 @@ class BaseSparseTabNet(BaseEstimator):
             self._check_partial_fit_arguments(first_pass, classes)
         elif not first_pass:
             self._check_architecture_unchanged(method)
-        device = self._resolve_device()
-        with _torch_threads(self.n_jobs):
+        device = resolve_device(self.device)
+        with torch_threads(self.n_jobs):
             if first_pass:
                 self._fitted = False  # a fit that fails half-way leaves the estimator unfitted, not mixed
                 frame = self._validate_X(X, reset=True)
@@ -440,13 +405,13 @@ class BaseSparseTabNet(BaseEstimator):
         w_train = torch.as_tensor(weights, dtype=torch.float32, device=device)
 
         if first_pass:
-            embedding_dims = self._embedding_dims(frame.columns)
-            self._attention_groups = self._resolve_attention_groups(frame.columns)
+            widths = embedding_dims(self.cat_emb_dim, frame.columns, self._encoder.is_categorical_)
+            self._attention_groups = attention_groups(self.grouped_features, frame.columns)
             with torch.random.fork_rng(devices=[]):  # seed the weights without touching the global RNG
                 torch.manual_seed(seed)
                 self.network_ = TabNet(
                     self._encoder.cardinalities,
-                    embedding_dims,
+                    widths,
                     self._output_dim(),
                     n_d=self.n_d,
                     n_a=self.n_a,
@@ -616,105 +581,6 @@ class BaseSparseTabNet(BaseEstimator):
     def __sklearn_is_fitted__(self):
         return getattr(self, "_fitted", False)
 
-    def _resolve_device(self):
-        """The torch.device of the ``device`` parameter; ValueError when it is not usable here."""
-        device = self.device
-        if isinstance(device, str) and device == "auto":
-            device = "cuda" if torch.cuda.is_available() else "cpu"
-        try:
-            device = torch.device(device)
-        except (RuntimeError, TypeError) as error:
-            raise ValueError(
-                f"device={self.device!r} is not usable here ({error}); accepted: 'cpu', 'cuda', 'cuda:N', 'auto' "
-                "(cuda when available, else cpu) or a torch.device."
-            ) from error
-        if not _device_available(device):
-            raise ValueError(
-                f"device={self.device!r} is not usable here (no such device is available to torch "
-                f"{torch.__version__}); accepted: 'cpu', 'cuda', 'cuda:N', 'auto' (cuda when available, else "
-                "cpu) or a torch.device."
-            )
-        return device
-
-    # ----- pickling -----------------------------------------------------------------------
-    def __getstate__(self):
-        state = dict(super().__getstate__())
-        tensors = {key: state.pop(key) for key in _TORCH_STATE_KEYS if key in state}
-        if tensors:
-            # torch.save records each tensor's device; __setstate__ maps them to the CPU first, so a model
-            # fitted on a GPU unpickles on a machine without one.
-            buffer = io.BytesIO()
-            torch.save(tensors, buffer)
-            state["_torch_state"] = buffer.getvalue()
-        return state
-
-    def __setstate__(self, state):
-        state = dict(state)
-        blob = state.pop("_torch_state", None)
-        super().__setstate__(state)
-        if blob is None:
-            return
-        tensors = torch.load(io.BytesIO(blob), map_location="cpu", weights_only=False)
-        device = getattr(self, "_device", torch.device("cpu"))
-        if device.type != "cpu":
-            if _device_available(device):
-                tensors["network_"].to(device)
-            else:
-                warnings.warn(
-                    f"This {type(self).__name__} was fitted on device {str(device)!r}, which is not available "
-                    "here; its network was loaded on the CPU, where it predicts. To train it further, set "
-                    "device='cpu' (or an available device).",
-                    UserWarning,
-                    stacklevel=2,
-                )
-                self._device = torch.device("cpu")
-        self.__dict__.update(tensors)
-
-    def _embedding_dims(self, columns):
-        """Embedding width per column from ``cat_emb_dim`` (numeric columns get a placeholder 1)."""
-        if not isinstance(self.cat_emb_dim, dict):
-            return [self.cat_emb_dim] * len(columns)
-        dims = [1] * len(columns)
-        for key, width in self.cat_emb_dim.items():
-            j = column_position(columns, key, "cat_emb_dim")
-            if not self._encoder.is_categorical_[j]:
-                categorical = [str(columns[i]) for i in np.flatnonzero(self._encoder.is_categorical_)]
-                raise ValueError(
-                    f"cat_emb_dim sets a width for column {key!r}, which is numeric; it accepts categorical "
-                    f"columns only ({categorical})."
-                )
-            if not isinstance(width, numbers.Integral) or isinstance(width, bool) or width < 1:
-                raise ValueError(f"cat_emb_dim[{key!r}] must be an int >= 1, got {width!r}.")
-            dims[j] = int(width)
-        return dims
-
-    def _resolve_attention_groups(self, columns):
-        """Partition of the column positions: the ``grouped_features`` groups, every other column alone."""
-        if self.grouped_features is None:
-            return None
-        group_of = {}
-        for number, group in enumerate(self.grouped_features):
-            if isinstance(group, str) or not hasattr(group, "__iter__") or len(group) == 0:
-                raise ValueError(
-                    f"grouped_features[{number}] must be a non-empty list of column names or indices, got {group!r}."
-                )
-            for key in group:
-                j = column_position(columns, key, "grouped_features")
-                if j in group_of:
-                    raise ValueError(
-                        f"grouped_features puts column {str(columns[j])!r} in more than one group (groups "
-                        f"{group_of[j]} and {number}); a column belongs to one group at most."
-                    )
-                group_of[j] = number
-        groups, emitted = [], set()
-        for j in range(len(columns)):  # groups are ordered by their first column
-            if j not in group_of:
-                groups.append([j])
-            elif group_of[j] not in emitted:
-                emitted.add(group_of[j])
-                groups.append(sorted(i for i, g in group_of.items() if g == group_of[j]))
-        return groups
-
     def _split_validation(self, frame, targets, weights, stratify, seed):
         n_samples = frame.shape[0]
         if stratify is not None:
@@ -759,10 +625,10 @@ class BaseSparseTabNet(BaseEstimator):
                     losses = torch.cat(
                         [
                             self._loss(
-                                self.network_(X_val[start : start + _INFERENCE_BATCH_ROWS])[0],
-                                y_val[start : start + _INFERENCE_BATCH_ROWS],
+                                self.network_(X_val[start : start + INFERENCE_BATCH_ROWS])[0],
+                                y_val[start : start + INFERENCE_BATCH_ROWS],
                             )
-                            for start in range(0, X_val.shape[0], _INFERENCE_BATCH_ROWS)
+                            for start in range(0, X_val.shape[0], INFERENCE_BATCH_ROWS)
                         ]
                     )
                     return -float((losses * w_val).sum() / w_val.sum())
@@ -776,186 +642,6 @@ class BaseSparseTabNet(BaseEstimator):
             return scorer(self, frame_val, y_val_raw)
 
         return validation_score
-
-    # ----- inference ----------------------------------------------------------------------
-    def _forward_batches(self, X_tensor):
-        """Yield ``network.encode`` results batch by batch, in evaluation mode, without autograd."""
-        self.network_.eval()
-        with torch.inference_mode():
-            for start in range(0, X_tensor.shape[0], _INFERENCE_BATCH_ROWS):
-                yield self.network_.encode(X_tensor[start : start + _INFERENCE_BATCH_ROWS])
-
-    def _raw_output(self, X):
-        """Network outputs for ``X``, shape (n_samples, output_dim), float32 numpy."""
-        check_is_fitted(self)
-        X_tensor = self._encode_X(X)
-        out = np.empty((X_tensor.shape[0], self._output_dim()), dtype=np.float32)
-        start = 0
-        with _torch_threads(self.n_jobs):
-            for decision, *_ in self._forward_batches(X_tensor):
-                out[start : start + decision.shape[0]] = self.network_.head(decision).cpu().numpy()
-                start += decision.shape[0]
-        return out
-
-    def _explain_tensor(self, X_tensor):
-        n_samples, n_features = X_tensor.shape
-        step_masks = np.empty((n_samples, self.n_steps, n_features), dtype=np.float32)
-        step_importance = np.empty((n_samples, self.n_steps), dtype=np.float32)
-        start = 0
-        explanation_matrix = self.network_.embedding.explanation_matrix
-        for _, masks, eta, _ in self._forward_batches(X_tensor):
-            stop = start + eta.shape[0]
-            step_masks[start:stop] = (masks @ explanation_matrix).permute(1, 0, 2).cpu().numpy()
-            step_importance[start:stop] = eta.cpu().numpy()
-            start = stop
-        # Paper, section 4: M_agg = sum_i eta[i] M[i] / sum_j sum_i eta[i] M[i]; each M[i] row
-        # sums to 1, so the denominator is sum_i eta[i].
-        weighted = np.einsum("ns,nsf->nf", step_importance, step_masks)
-        total = step_importance.sum(axis=1, keepdims=True)
-        importances = np.divide(weighted, total, out=np.zeros_like(weighted), where=total > 0)
-        return step_masks, importances, step_importance
-
-    def explain(self, X):
-        """Per-row feature masks and importances.
-
-        Parameters
-        ----------
-        X : pandas.DataFrame or array-like of shape (n_samples, n_features)
-            Rows to explain, with the columns seen at fit.
-
-        Returns
-        -------
-        explanation : sklearn.utils.Bunch
-            With the keys:
-
-            step_masks : numpy.ndarray of shape (n_samples, n_steps, n_features_in_), float32
-                Feature mask ``M[i]`` of each decision step, one value per input column (a
-                categorical column's embedding dimensions share one value; the columns of a
-                ``grouped_features`` group share their group's value equally, each getting
-                ``value / group size``); rows sum to 1.
-            importances : numpy.ndarray of shape (n_samples, n_features_in_), float32
-                Aggregate importance ``M_agg``: the masks weighted by ``step_importance`` and
-                normalised; rows sum to 1, or are all zero when every ``eta`` of the row is 0.
-            step_importance : numpy.ndarray of shape (n_samples, n_steps), float32
-                ``eta_b[i] = sum_c ReLU(d_b,c[i])``, the contribution of step ``i`` to the
-                decision (unnormalised, >= 0).
-            feature_names : numpy.ndarray of shape (n_features_in_,), object
-                ``feature_names_in_``, or ``x0, x1, ...`` for input without column names.
-
-        Raises
-        ------
-        sklearn.exceptions.NotFittedError
-            If the estimator is not fitted.
-        ValueError
-            If ``X`` does not have the columns seen at fit.
-
-        References
-        ----------
-        Arik and Pfister (2021), TabNet, AAAI; section 4 ("Interpretability").
-        """
-        check_is_fitted(self)
-        X_tensor = self._encode_X(X)
-        with _torch_threads(self.n_jobs):
-            step_masks, importances, step_importance = self._explain_tensor(X_tensor)
-        return Bunch(
-            step_masks=step_masks,
-            importances=importances,
-            step_importance=step_importance,
-            feature_names=self._feature_names(),
-        )
-
-    def transform_inputs(self, X):
-        """The inputs of an exported model (see :meth:`export`) for the rows of ``X``.
-
-        Parameters
-        ----------
-        X : pandas.DataFrame or array-like of shape (n_samples, n_features)
-            Rows with the columns seen at fit.
-
-        Returns
-        -------
-        numeric : numpy.ndarray of shape (n_samples, n_numeric), float64
-            The numeric columns, unscaled, in column order (``torch.from_numpy`` turns it into
-            the exported model's first argument).
-        codes : numpy.ndarray of shape (n_samples, n_categorical), int64
-            Category code of each categorical column, in column order: 0 for a missing value
-            or a category not seen at fit, ``c + 1`` for the ``c``-th category seen at fit
-            (the list is in the exported file's metadata).
-
-        Raises
-        ------
-        sklearn.exceptions.NotFittedError
-            If the estimator is not fitted.
-        ValueError
-            If ``X`` does not have the columns seen at fit or a numeric column is not finite.
-        """
-        check_is_fitted(self)
-        return self._encoder.split(self._validate_X(X, reset=False))
-
-    def export(self, path, *, format="exported_program"):
-        """Write the fitted network as a torch program that runs without scikit-learn.
-
-        The program takes ``(numeric, codes)`` as returned by :meth:`transform_inputs`
-        (float64 and int64 tensors, any number of rows) and returns ``(prediction,
-        step_masks)``: class probabilities of shape (n_samples, n_classes) in the order of
-        ``classes_`` (classifier; for a label indicator matrix one sigmoid probability per
-        label, for multiclass-multioutput the blocks of :meth:`predict_proba` side by side,
-        block widths in the metadata's ``softmax_blocks``) or predictions of shape
-        (n_samples, n_outputs) in the target's units (regressor), both float64, and the step
-        masks of :meth:`explain`, float32 of shape (n_samples, n_steps, n_features_in_). It
-        runs in evaluation mode and
-        uses the entmax maps' exportable path (sort-based closed forms, a fixed number of
-        root-finding iterations), so its outputs equal :meth:`predict_proba` /
-        :meth:`predict` and :meth:`explain` up to float32 rounding. The file also holds JSON
-        metadata, ``sparsetab.json``: versions, column names, categories and the outputs'
-        meaning, so a server can encode raw rows itself.
-
-        Load it with ``torch.export.load(path).module()`` (``"exported_program"``) or
-        ``torch.jit.load(path)`` (``"torchscript"``); read the metadata with
-        ``extra_files={"sparsetab.json": ""}`` / ``_extra_files={"sparsetab.json": ""}``.
-
-        Parameters
-        ----------
-        path : str or os.PathLike
-            File to write (replaced atomically if it exists; ``.pt2`` is the usual suffix for
-            ``torch.export``, ``.pt`` for TorchScript).
-        format : {"exported_program", "torchscript"}, default="exported_program"
-            ``torch.export.export`` with a dynamic batch dimension, saved with
-            ``torch.export.save``; or ``torch.jit.trace`` saved with ``torch.jit.save``.
-
-        Returns
-        -------
-        str
-            ``path``.
-
-        Raises
-        ------
-        sklearn.exceptions.NotFittedError
-            If the estimator is not fitted.
-        ValueError
-            If ``format`` is not one of the accepted values.
-        """
-        check_is_fitted(self)
-        if format not in EXPORT_FORMATS:
-            raise ValueError(f"format must be one of {EXPORT_FORMATS}, got {format!r}.")
-        return export_estimator(self, path, format)
-
-    def _feature_names(self):
-        if hasattr(self, "feature_names_in_"):
-            return np.asarray(self.feature_names_in_, dtype=object)
-        return np.asarray([f"x{j}" for j in range(self.n_features_in_)], dtype=object)
-
-    def _training_importances(self, X_train, random_state):
-        rows = X_train
-        if X_train.shape[0] > _IMPORTANCE_MAX_ROWS:
-            chosen = np.sort(random_state.choice(X_train.shape[0], _IMPORTANCE_MAX_ROWS, replace=False))
-            rows = X_train[torch.from_numpy(chosen).to(X_train.device)]
-        _, importances, _ = self._explain_tensor(rows)
-        used = importances.sum(axis=1) > 0
-        if not used.any():
-            return np.full(importances.shape[1], 1.0 / importances.shape[1])
-        mean = importances[used].astype(np.float64).mean(axis=0)
-        return mean / mean.sum()
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

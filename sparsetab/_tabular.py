@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 from pandas.api import types as pdt
 
-__all__ = ["TabularEncoder", "column_position", "to_frame"]
+__all__ = ["TabularEncoder", "to_frame"]
 
 
 def to_frame(X):
@@ -35,46 +35,6 @@ def to_frame(X):
     if isinstance(X, pd.DataFrame):
         return X
     return pd.DataFrame(X).infer_objects()
-
-
-def column_position(columns, key, argument):
-    """Position of the column that ``key`` names.
-
-    Parameters
-    ----------
-    columns : pandas.Index
-        The columns of the training frame.
-    key : str or int
-        A column name (for frames with string column names) or a position in
-        ``[-n_columns, n_columns)``.
-    argument : str
-        Name of the parameter the key comes from, for the error message.
-
-    Returns
-    -------
-    int
-        The position, in ``[0, n_columns)``.
-
-    Raises
-    ------
-    ValueError
-        If ``key`` names no column of ``columns``.
-    """
-    n_columns = len(columns)
-    if isinstance(key, str):
-        matches = np.flatnonzero(columns.astype(str) == key) if all(isinstance(c, str) for c in columns) else []
-        if len(matches) == 1:
-            return int(matches[0])
-        raise ValueError(
-            f"{argument} refers to column {key!r}, which is not a column name of X; columns are "
-            f"{[str(c) for c in columns]}."
-        )
-    if isinstance(key, numbers.Integral) and not isinstance(key, bool) and -n_columns <= key < n_columns:
-        return int(key) % n_columns
-    raise ValueError(
-        f"{argument} refers to column {key!r}; accepted: a column name of X (for a DataFrame with string "
-        f"column names) or a column index in [0, {n_columns})."
-    )
 
 
 def _is_auto_categorical(series):

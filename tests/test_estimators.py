@@ -382,7 +382,7 @@ def test_grouped_features_share_one_attention_weight():
 
 
 def test_explain_and_predict_are_batched_with_identical_results(monkeypatch):
-    import sparsetab._base
+    import sparsetab._inference
 
     X, y = _people(150)
     model = SparseTabNetClassifier(max_epochs=2, cat_emb_dim=2, grouped_features=[["age", "noise"]], **FAST).fit(X, y)
@@ -390,7 +390,7 @@ def test_explain_and_predict_are_batched_with_identical_results(monkeypatch):
     proba = model.predict_proba(X)
     calls = []
     original = model.network_.encode
-    monkeypatch.setattr(sparsetab._base, "_INFERENCE_BATCH_ROWS", 40)
+    monkeypatch.setattr(sparsetab._inference, "INFERENCE_BATCH_ROWS", 40)
     monkeypatch.setattr(model.network_, "encode", lambda x: calls.append(len(x)) or original(x))
     batched = model.explain(X)
     assert calls == [40, 40, 40, 30]

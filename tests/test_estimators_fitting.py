@@ -9,9 +9,9 @@ import pytest
 import torch
 from sklearn.exceptions import ConvergenceWarning
 
-import sparsetab._base
+import sparsetab._runtime
 from sparsetab import SparseTabNetClassifier, SparseTabNetRegressor
-from sparsetab._base import _torch_threads
+from sparsetab._runtime import torch_threads
 from sparsetab.network import TabNet
 
 FAST = dict(n_d=4, n_a=4, n_steps=2, virtual_batch_size=32, batch_size=64, random_state=0)
@@ -285,7 +285,7 @@ def test_n_jobs_none_leaves_the_thread_count_and_threads_are_restored_on_errors(
         )
     assert seen == [before, other] and torch.get_num_threads() == before
     with pytest.raises(KeyError):
-        with _torch_threads(other):
+        with torch_threads(other):
             raise KeyError("inside")
     assert torch.get_num_threads() == before
     with pytest.raises(ValueError, match="n_jobs"):
@@ -340,7 +340,7 @@ def test_model_fitted_on_a_gpu_unpickles_on_a_cpu_only_machine(monkeypatch):
         return real_load(*args, **kwargs)
 
     monkeypatch.setattr(torch, "load", recording_load)
-    monkeypatch.setattr(sparsetab._base, "_device_available", lambda device: device.type == "cpu")
+    monkeypatch.setattr(sparsetab._runtime, "device_available", lambda device: device.type == "cpu")
     blob = pickle.dumps(model)
     with pytest.warns(UserWarning, match="fitted on device 'cuda:0', which is not available here"):
         restored = pickle.loads(blob)
@@ -350,7 +350,7 @@ def test_model_fitted_on_a_gpu_unpickles_on_a_cpu_only_machine(monkeypatch):
     np.testing.assert_array_equal(restored.predict_proba(X), expected)
     # Where the device exists, the network goes back to it.
     moved = []
-    monkeypatch.setattr(sparsetab._base, "_device_available", lambda device: True)
+    monkeypatch.setattr(sparsetab._runtime, "device_available", lambda device: True)
     monkeypatch.setattr(TabNet, "to", lambda network, *args, **kwargs: moved.append(args) or network)
     again = pickle.loads(blob)
     assert moved == [(torch.device("cuda", 0),)] and again._device == torch.device("cuda", 0)

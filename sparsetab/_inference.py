@@ -1,0 +1,201 @@
+"""Inference on a fitted estimator: batched forward passes, explain(), and the serving export."""
+
+import numpy as np
+import torch
+from sklearn.utils import Bunch
+from sklearn.utils.validation import check_is_fitted
+
+from ._export import EXPORT_FORMATS, export_estimator
+from ._runtime import torch_threads
+
+__all__ = ["InferenceMixin"]
+
+# Rows per forward pass at predict / explain time: bounds memory on large inputs.
+INFERENCE_BATCH_ROWS = 16384
+# Rows used to compute feature_importances_ at the end of fit.
+_IMPORTANCE_MAX_ROWS = 10000
+
+
+class InferenceMixin:
+    """predict-time plumbing of :class:`~sparsetab._base.BaseSparseTabNet`: forward passes in
+    batches of :data:`INFERENCE_BATCH_ROWS` rows under ``torch.inference_mode``, ``explain``,
+    ``transform_inputs`` and ``export``."""
+
+    def _forward_batches(self, X_tensor):
+        """Yield ``network.encode`` results batch by batch, in evaluation mode, without autograd."""
+        self.network_.eval()
+        with torch.inference_mode():
+            for start in range(0, X_tensor.shape[0], INFERENCE_BATCH_ROWS):
+                yield self.network_.encode(X_tensor[start : start + INFERENCE_BATCH_ROWS])
+
+    def _raw_output(self, X):
+        """Network outputs for ``X``, shape (n_samples, output_dim), float32 numpy."""
+        check_is_fitted(self)
+        X_tensor = self._encode_X(X)
+        out = np.empty((X_tensor.shape[0], self._output_dim()), dtype=np.float32)
+        start = 0
+        with torch_threads(self.n_jobs):
+            for decision, *_ in self._forward_batches(X_tensor):
+                out[start : start + decision.shape[0]] = self.network_.head(decision).cpu().numpy()
+                start += decision.shape[0]
+        return out
+
+    def _explain_tensor(self, X_tensor):
+        n_samples, n_features = X_tensor.shape
+        step_masks = np.empty((n_samples, self.n_steps, n_features), dtype=np.float32)
+        step_importance = np.empty((n_samples, self.n_steps), dtype=np.float32)
+        start = 0
+        explanation_matrix = self.network_.embedding.explanation_matrix
+        for _, masks, eta, _ in self._forward_batches(X_tensor):
+            stop = start + eta.shape[0]
+            step_masks[start:stop] = (masks @ explanation_matrix).permute(1, 0, 2).cpu().numpy()
+            step_importance[start:stop] = eta.cpu().numpy()
+            start = stop
+        # Paper, section 4: M_agg = sum_i eta[i] M[i] / sum_j sum_i eta[i] M[i]; each M[i] row
+        # sums to 1, so the denominator is sum_i eta[i].
+        weighted = np.einsum("ns,nsf->nf", step_importance, step_masks)
+        total = step_importance.sum(axis=1, keepdims=True)
+        importances = np.divide(weighted, total, out=np.zeros_like(weighted), where=total > 0)
+        return step_masks, importances, step_importance
+
+    def explain(self, X):
+        """Per-row feature masks and importances.
+
+        Parameters
+        ----------
+        X : pandas.DataFrame or array-like of shape (n_samples, n_features)
+            Rows to explain, with the columns seen at fit.
+
+        Returns
+        -------
+        explanation : sklearn.utils.Bunch
+            With the keys:
+
+            step_masks : numpy.ndarray of shape (n_samples, n_steps, n_features_in_), float32
+                Feature mask ``M[i]`` of each decision step, one value per input column (a
+                categorical column's embedding dimensions share one value; the columns of a
+                ``grouped_features`` group share their group's value equally, each getting
+                ``value / group size``); rows sum to 1.
+            importances : numpy.ndarray of shape (n_samples, n_features_in_), float32
+                Aggregate importance ``M_agg``: the masks weighted by ``step_importance`` and
+                normalised; rows sum to 1, or are all zero when every ``eta`` of the row is 0.
+            step_importance : numpy.ndarray of shape (n_samples, n_steps), float32
+                ``eta_b[i] = sum_c ReLU(d_b,c[i])``, the contribution of step ``i`` to the
+                decision (unnormalised, >= 0).
+            feature_names : numpy.ndarray of shape (n_features_in_,), object
+                ``feature_names_in_``, or ``x0, x1, ...`` for input without column names.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            If the estimator is not fitted.
+        ValueError
+            If ``X`` does not have the columns seen at fit.
+
+        References
+        ----------
+        Arik and Pfister (2021), TabNet, AAAI; section 4 ("Interpretability").
+        """
+        check_is_fitted(self)
+        X_tensor = self._encode_X(X)
+        with torch_threads(self.n_jobs):
+            step_masks, importances, step_importance = self._explain_tensor(X_tensor)
+        return Bunch(
+            step_masks=step_masks,
+            importances=importances,
+            step_importance=step_importance,
+            feature_names=self._feature_names(),
+        )
+
+    def transform_inputs(self, X):
+        """The inputs of an exported model (see :meth:`export`) for the rows of ``X``.
+
+        Parameters
+        ----------
+        X : pandas.DataFrame or array-like of shape (n_samples, n_features)
+            Rows with the columns seen at fit.
+
+        Returns
+        -------
+        numeric : numpy.ndarray of shape (n_samples, n_numeric), float64
+            The numeric columns, unscaled, in column order (``torch.from_numpy`` turns it into
+            the exported model's first argument).
+        codes : numpy.ndarray of shape (n_samples, n_categorical), int64
+            Category code of each categorical column, in column order: 0 for a missing value
+            or a category not seen at fit, ``c + 1`` for the ``c``-th category seen at fit
+            (the list is in the exported file's metadata).
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            If the estimator is not fitted.
+        ValueError
+            If ``X`` does not have the columns seen at fit or a numeric column is not finite.
+        """
+        check_is_fitted(self)
+        return self._encoder.split(self._validate_X(X, reset=False))
+
+    def export(self, path, *, format="exported_program"):
+        """Write the fitted network as a torch program that runs without scikit-learn.
+
+        The program takes ``(numeric, codes)`` as returned by :meth:`transform_inputs`
+        (float64 and int64 tensors, any number of rows) and returns ``(prediction,
+        step_masks)``: class probabilities of shape (n_samples, n_classes) in the order of
+        ``classes_`` (classifier; for a label indicator matrix one sigmoid probability per
+        label, for multiclass-multioutput the blocks of :meth:`predict_proba` side by side,
+        block widths in the metadata's ``softmax_blocks``) or predictions of shape
+        (n_samples, n_outputs) in the target's units (regressor), both float64, and the step
+        masks of :meth:`explain`, float32 of shape (n_samples, n_steps, n_features_in_). It
+        runs in evaluation mode and
+        uses the entmax maps' exportable path (sort-based closed forms, a fixed number of
+        root-finding iterations), so its outputs equal :meth:`predict_proba` /
+        :meth:`predict` and :meth:`explain` up to float32 rounding. The file also holds JSON
+        metadata, ``sparsetab.json``: versions, column names, categories and the outputs'
+        meaning, so a server can encode raw rows itself.
+
+        Load it with ``torch.export.load(path).module()`` (``"exported_program"``) or
+        ``torch.jit.load(path)`` (``"torchscript"``); read the metadata with
+        ``extra_files={"sparsetab.json": ""}`` / ``_extra_files={"sparsetab.json": ""}``.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            File to write (replaced atomically if it exists; ``.pt2`` is the usual suffix for
+            ``torch.export``, ``.pt`` for TorchScript).
+        format : {"exported_program", "torchscript"}, default="exported_program"
+            ``torch.export.export`` with a dynamic batch dimension, saved with
+            ``torch.export.save``; or ``torch.jit.trace`` saved with ``torch.jit.save``.
+
+        Returns
+        -------
+        str
+            ``path``.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            If the estimator is not fitted.
+        ValueError
+            If ``format`` is not one of the accepted values.
+        """
+        check_is_fitted(self)
+        if format not in EXPORT_FORMATS:
+            raise ValueError(f"format must be one of {EXPORT_FORMATS}, got {format!r}.")
+        return export_estimator(self, path, format)
+
+    def _feature_names(self):
+        if hasattr(self, "feature_names_in_"):
+            return np.asarray(self.feature_names_in_, dtype=object)
+        return np.asarray([f"x{j}" for j in range(self.n_features_in_)], dtype=object)
+
+    def _training_importances(self, X_train, random_state):
+        rows = X_train
+        if X_train.shape[0] > _IMPORTANCE_MAX_ROWS:
+            chosen = np.sort(random_state.choice(X_train.shape[0], _IMPORTANCE_MAX_ROWS, replace=False))
+            rows = X_train[torch.from_numpy(chosen).to(X_train.device)]
+        _, importances, _ = self._explain_tensor(rows)
+        used = importances.sum(axis=1) > 0
+        if not used.any():
+            return np.full(importances.shape[1], 1.0 / importances.shape[1])
+        mean = importances[used].astype(np.float64).mean(axis=0)
+        return mean / mean.sum()

@@ -1,0 +1,122 @@
+"""Where and how torch runs for an estimator: threads, device, and pickling of torch state."""
+
+import contextlib
+import io
+import warnings
+
+import torch
+from joblib import cpu_count
+
+__all__ = ["TorchStatePickleMixin", "device_available", "resolve_device", "torch_threads"]
+
+# Fitted attributes holding tensors, pickled with torch.save so they load on the CPU first.
+TORCH_STATE_KEYS = ("network_", "_optimizer_state", "_shuffle_state")
+
+
+@contextlib.contextmanager
+def torch_threads(n_jobs):
+    """Run the block with ``n_jobs`` torch intra-op threads, then restore the previous count.
+
+    Parameters
+    ----------
+    n_jobs : int or None
+        Threads to use; negative values count back from the CPUs as in joblib (-1: all of
+        them); ``None`` leaves torch's thread count as it is.
+    """
+    if n_jobs is None:
+        yield
+        return
+    previous = torch.get_num_threads()
+    torch.set_num_threads(n_jobs if n_jobs > 0 else max(1, cpu_count() + 1 + n_jobs))
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
+
+
+def device_available(device):
+    """Whether torch can allocate on ``device`` (a torch.device) in this process."""
+    try:
+        torch.empty(0, device=device)
+    except (RuntimeError, AssertionError):  # AssertionError: torch built without that backend
+        return False
+    return True
+
+
+def resolve_device(requested):
+    """The torch.device of an estimator's ``device`` parameter.
+
+    Parameters
+    ----------
+    requested : str or torch.device
+        ``"cpu"``, ``"cuda"``, ``"cuda:N"``, ``"auto"`` (cuda when available, else cpu) or a
+        torch.device.
+
+    Returns
+    -------
+    torch.device
+
+    Raises
+    ------
+    ValueError
+        If the device is malformed or not available to torch here (never a silent fallback).
+    """
+    device = requested
+    if isinstance(device, str) and device == "auto":
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    try:
+        device = torch.device(device)
+    except (RuntimeError, TypeError) as error:
+        raise ValueError(
+            f"device={requested!r} is not usable here ({error}); accepted: 'cpu', 'cuda', 'cuda:N', 'auto' "
+            "(cuda when available, else cpu) or a torch.device."
+        ) from error
+    if not device_available(device):
+        raise ValueError(
+            f"device={requested!r} is not usable here (no such device is available to torch "
+            f"{torch.__version__}); accepted: 'cpu', 'cuda', 'cuda:N', 'auto' (cuda when available, else "
+            "cpu) or a torch.device."
+        )
+    return device
+
+
+class TorchStatePickleMixin:
+    """Pickle support for estimators whose fitted state holds torch tensors.
+
+    The attributes named in :data:`TORCH_STATE_KEYS` are written with ``torch.save`` and read
+    back with ``map_location="cpu"``, then moved to the fitted device when it is available here
+    (a model fitted on a GPU unpickles on a CPU-only machine, with a warning).
+    """
+
+    def __getstate__(self):
+        state = dict(super().__getstate__())
+        tensors = {key: state.pop(key) for key in TORCH_STATE_KEYS if key in state}
+        if tensors:
+            # torch.save records each tensor's device; __setstate__ maps them to the CPU first, so a model
+            # fitted on a GPU unpickles on a machine without one.
+            buffer = io.BytesIO()
+            torch.save(tensors, buffer)
+            state["_torch_state"] = buffer.getvalue()
+        return state
+
+    def __setstate__(self, state):
+        state = dict(state)
+        blob = state.pop("_torch_state", None)
+        super().__setstate__(state)
+        if blob is None:
+            return
+        tensors = torch.load(io.BytesIO(blob), map_location="cpu", weights_only=False)
+        device = getattr(self, "_device", torch.device("cpu"))
+        if device.type != "cpu":
+            if device_available(device):
+                tensors["network_"].to(device)
+            else:
+                warnings.warn(
+                    f"This {type(self).__name__} was fitted on device {str(device)!r}, which is not available "
+                    "here; its network was loaded on the CPU, where it predicts. To train it further, set "
+                    "device='cpu' (or an available device).",
+                    UserWarning,
+                    stacklevel=2,
+                )
+                self._device = torch.device("cpu")
+        self.__dict__.update(tensors)
