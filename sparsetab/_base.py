@@ -11,11 +11,12 @@ import torch
 from sklearn.base import BaseEstimator, _fit_context, is_classifier
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import train_test_split
-from sklearn.utils import check_random_state
+from sklearn.utils import _safe_indexing, check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import unique_labels
 from sklearn.utils.validation import (
     _check_sample_weight,
+    _num_samples,
     check_consistent_length,
     column_or_1d,
     validate_data,
@@ -58,6 +59,23 @@ def _same_value(before, now):
         return bool(before == now)
     except (TypeError, ValueError):
         return False
+
+
+def _drop_zero_weight_rows(frame, y, sample_weight):
+    """Drop the rows of zero ``sample_weight`` before anything (classes, class weights) is learned from ``y``."""
+    if sample_weight is None:
+        return frame, y, None
+    if _num_samples(y) != frame.shape[0]:
+        raise ValueError(
+            f"X and y have inconsistent numbers of samples: X has {frame.shape[0]}, y has {_num_samples(y)}."
+        )
+    weights = _check_sample_weight(sample_weight, frame, dtype=np.float64, ensure_non_negative=True)
+    keep = np.flatnonzero(weights > 0)
+    if keep.size == 0:
+        raise ValueError("sample_weight is zero for every row; at least one positive weight is required.")
+    if keep.size == weights.size:
+        return frame, y, weights
+    return frame.iloc[keep], _safe_indexing(y, keep), weights[keep]
 
 
 class BaseSparseTabNet(InferenceMixin, TorchStatePickleMixin, BaseEstimator):
@@ -318,6 +336,7 @@ class BaseSparseTabNet(InferenceMixin, TorchStatePickleMixin, BaseEstimator):
             if first_pass:
                 self._fitted = False  # a fit that fails half-way leaves the estimator unfitted, not mixed
                 frame = self._validate_X(X, reset=True)
+                frame, y, sample_weight = _drop_zero_weight_rows(frame, y, sample_weight)
                 if classes is not None:  # the classifier's first partial_fit: classes_ from `classes`
                     self._encode_targets(np.asarray(classes), fitting=True)
                     self._check_continued_labels(y, incremental=True)
@@ -326,6 +345,7 @@ class BaseSparseTabNet(InferenceMixin, TorchStatePickleMixin, BaseEstimator):
                     targets, stratify = self._encode_targets(y, fitting=True)
             else:
                 frame = self._validate_X(X, reset=False)
+                frame, y, sample_weight = _drop_zero_weight_rows(frame, y, sample_weight)
                 self._check_continued_labels(y, incremental)
                 targets, stratify = self._encode_targets(y, fitting=False)
             self._device = device
@@ -490,7 +510,7 @@ class BaseSparseTabNet(InferenceMixin, TorchStatePickleMixin, BaseEstimator):
         n_before = len(previous_losses)
         self.loss_curve_ = previous_losses + history.loss_curve
         self.n_iter_ = len(self.loss_curve_)
-        if history.validation_scores is None and previous_scores is None:
+        if not history.validation_scores and previous_scores is None:  # None, or [] if interrupted at once
             self.validation_scores_ = None
         else:  # epochs run without validation data (another call) score NaN
             self.validation_scores_ = (
@@ -528,13 +548,16 @@ class BaseSparseTabNet(InferenceMixin, TorchStatePickleMixin, BaseEstimator):
             if classes is not None:
                 if np.ndim(classes) != 1:
                     raise ValueError(f"classes must be a 1-D array of class labels, got shape {np.shape(classes)}.")
+                if len(np.unique(classes)) < 2:
+                    raise ValueError(
+                        f"classes must list at least 2 class labels, got classes={list(classes)!r}; a classifier "
+                        "needs two classes or more."
+                    )
                 if not first_pass and not np.array_equal(unique_labels(classes), self.classes_):
                     raise ValueError(
                         f"classes={unique_labels(classes).tolist()!r} differs from the classes of the fitted model, "
                         f"{self.classes_.tolist()!r}; pass the same classes or none after the first call."
                     )
-        elif classes is not None:
-            raise ValueError(f"classes is for classifiers only; got classes={classes!r} for {type(self).__name__}.")
         if not first_pass:
             self._check_architecture_unchanged("partial_fit")
 

@@ -32,7 +32,12 @@ def column_position(columns, key, argument):
     """
     n_columns = len(columns)
     if isinstance(key, str):
-        matches = np.flatnonzero(columns.astype(str) == key) if all(isinstance(c, str) for c in columns) else []
+        if not all(isinstance(c, str) for c in columns):
+            raise ValueError(
+                f"{argument} refers to column {key!r} by name, but X has no string column names (e.g. a numpy "
+                f"array); refer to its columns by index in [0, {n_columns})."
+            )
+        matches = np.flatnonzero(columns == key)
         if len(matches) == 1:
             return int(matches[0])
         raise ValueError(
@@ -115,8 +120,13 @@ def attention_groups(grouped_features, columns):
             raise ValueError(
                 f"grouped_features[{number}] must be a non-empty list of column names or indices, got {group!r}."
             )
-        for key in group:
-            j = column_position(columns, key, "grouped_features")
+        positions = [column_position(columns, key, "grouped_features") for key in group]
+        for j in positions:
+            if positions.count(j) > 1:
+                raise ValueError(
+                    f"grouped_features[{number}] lists column {str(columns[j])!r} more than once; list each column "
+                    "once."
+                )
             if j in group_of:
                 raise ValueError(
                     f"grouped_features puts column {str(columns[j])!r} in more than one group (groups "

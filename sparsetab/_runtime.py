@@ -71,7 +71,7 @@ def resolve_device(requested):
             f"device={requested!r} is not usable here ({error}); accepted: 'cpu', 'cuda', 'cuda:N', 'auto' "
             "(cuda when available, else cpu) or a torch.device."
         ) from error
-    if not device_available(device):
+    if device.type == "meta" or not device_available(device):  # meta tensors hold no data
         raise ValueError(
             f"device={requested!r} is not usable here (no such device is available to torch "
             f"{torch.__version__}); accepted: 'cpu', 'cuda', 'cuda:N', 'auto' (cuda when available, else "

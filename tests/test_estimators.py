@@ -397,3 +397,26 @@ def test_explain_and_predict_are_batched_with_identical_results(monkeypatch):
     for key in ("step_masks", "importances", "step_importance"):
         np.testing.assert_allclose(batched[key], whole[key], rtol=1e-6, atol=1e-7)
     np.testing.assert_allclose(model.predict_proba(X), proba, atol=1e-6)  # float32 matmul order differs by batch
+
+
+def test_zero_weight_rows_define_neither_classes_nor_balanced_class_weights():
+    X, y = _people(120)
+    y = y.to_numpy().copy()
+    y[1] = "maybe"  # a class seen only in a row of weight 0
+    weights = np.ones(120)
+    weights[1] = 0
+    model = SparseTabNetClassifier(max_epochs=2, **FAST).fit(X, y, sample_weight=weights)
+    assert model.classes_.tolist() == ["no", "yes"]
+    half = np.arange(120) % 2 == 0
+    weighted = SparseTabNetClassifier(max_epochs=3, class_weight="balanced", **FAST)
+    weighted.fit(X, y, sample_weight=half.astype(float))
+    subset = SparseTabNetClassifier(max_epochs=3, class_weight="balanced", **FAST).fit(X[half], y[half])
+    np.testing.assert_array_equal(weighted.predict_proba(X), subset.predict_proba(X))
+
+
+def test_grouped_feature_messages_for_repeats_and_numpy_names():
+    X, y = make_classification(60, 3, n_informative=2, n_redundant=0, random_state=0)
+    with pytest.raises(ValueError, match="grouped_features\\[0\\] lists column '0' more than once"):
+        SparseTabNetClassifier(max_epochs=1, grouped_features=[[0, 0]], **FAST).fit(X, y)
+    with pytest.raises(ValueError, match="X has no string column names .* by index in \\[0, 3\\)"):
+        SparseTabNetClassifier(max_epochs=1, grouped_features=[["x0", "x1"]], **FAST).fit(X, y)

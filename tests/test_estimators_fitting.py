@@ -81,6 +81,8 @@ def test_partial_fit_argument_errors():
         SparseTabNetClassifier(early_stopping=True, **FAST).partial_fit(X, y, classes=[0, 1, 2])
     with pytest.raises(ValueError, match="class_weight='balanced' is not supported by partial_fit"):
         SparseTabNetClassifier(class_weight="balanced", **FAST).partial_fit(X, y, classes=[0, 1, 2])
+    with pytest.raises(ValueError, match=r"classes must list at least 2 class labels, got classes=\[1\]"):
+        SparseTabNetClassifier(**FAST).partial_fit(X, y, classes=[1])
     model = SparseTabNetClassifier(**FAST).partial_fit(X[y < 2], y[y < 2], classes=[0, 1])
     with pytest.raises(ValueError, match=r"y has classes not in classes_: \[2\]"):
         model.partial_fit(X, y)
@@ -186,6 +188,19 @@ def test_keyboard_interrupt_with_early_stopping_keeps_the_best_epoch():
     assert model.best_iteration_ == 0 and model.best_validation_score_ == 0.9
     assert model.entmax_alpha_history_.shape == (2, 2)
     np.testing.assert_allclose(model.predict_proba(X_val), snapshots[0], atol=1e-6)
+
+
+def test_keyboard_interrupt_in_the_first_epoch_records_no_validation_scores():
+    X, y = _data()
+
+    def scorer(estimator, X, y):
+        raise KeyboardInterrupt
+
+    model = SparseTabNetClassifier(max_epochs=5, scoring=scorer, early_stopping=True, **FAST)
+    with pytest.warns(UserWarning, match="interrupted by the user"):
+        model.fit(X, y)
+    assert model.n_iter_ == 0 and model.validation_scores_ is None and model.best_iteration_ is None
+    assert model.predict(X).shape == (len(X),)
 
 
 def test_keyboard_interrupt_without_early_stopping_leaves_a_usable_model():
@@ -304,7 +319,7 @@ def test_device_auto_and_torch_device(monkeypatch):
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without CUDA")
-@pytest.mark.parametrize("device", ["cuda", "cuda:1", "nowhere"])
+@pytest.mark.parametrize("device", ["cuda", "cuda:1", "nowhere", "meta"])
 def test_unavailable_device_is_an_error_not_a_fallback(device):
     X, y = _data()
     with pytest.raises(ValueError, match=rf"device={device!r} is not usable here.*accepted: 'cpu', 'cuda', 'cuda:N'"):

@@ -155,3 +155,14 @@ def test_exported_multioutput_classifier_gives_one_softmax_block_per_column(expo
     np.testing.assert_allclose(prediction.numpy()[:, 2:].sum(axis=1), 1.0)
     assert metadata["outputs"]["softmax_blocks"] == [2, 3]
     assert "[['no', 'yes'], ['mid', 'old', 'young']]" in metadata["outputs"]["prediction"]
+
+
+def test_model_with_only_categorical_columns_exports(tmp_path):
+    X, y = _frame()
+    X = X[["city", "plan"]]
+    model = SparseTabNetClassifier(**FAST).fit(X, y)
+    module, metadata = _load(model.export(tmp_path / "categorical.pt2"), "exported_program")
+    numeric, codes = model.transform_inputs(X)
+    assert numeric.shape == (160, 0) and metadata["inputs"]["numeric"]["columns"] == []
+    prediction, _ = module(torch.from_numpy(numeric), torch.from_numpy(codes))
+    np.testing.assert_allclose(prediction.numpy(), model.predict_proba(X), atol=1e-6)

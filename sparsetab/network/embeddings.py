@@ -75,7 +75,8 @@ class InputEmbedding(nn.Module):
         self.attention_groups = _check_attention_groups(attention_groups, n_columns)
         numeric = [j for j, card in enumerate(cardinalities) if card is None]
         categorical = [j for j, card in enumerate(cardinalities) if card is not None]
-        self.register_buffer("numeric_index", torch.tensor(numeric, dtype=torch.long))
+        # No zero-size buffer when every column is categorical: torch.export.save cannot store one.
+        self.register_buffer("numeric_index", torch.tensor(numeric, dtype=torch.long) if numeric else None)
         self.categorical_columns = categorical
         self.embeddings = nn.ModuleList(nn.Embedding(cardinalities[j], embedding_dims[j]) for j in categorical)
         # Embedded layout: all numeric columns first, then each categorical embedding.
@@ -110,7 +111,7 @@ class InputEmbedding(nn.Module):
         """
         if not self.categorical_columns:
             return x
-        pieces = [x.index_select(1, self.numeric_index)]
+        pieces = [] if self.numeric_index is None else [x.index_select(1, self.numeric_index)]
         for column, embedding in zip(self.categorical_columns, self.embeddings):
             pieces.append(embedding(x[:, column].long()))
         return torch.cat(pieces, dim=1)

@@ -99,8 +99,10 @@ class ServingTabNet(nn.Module):
         position = torch.empty(n_columns, dtype=torch.long)
         position[torch.tensor(order, dtype=torch.long)] = torch.arange(n_columns)
         self.register_buffer("position", position)
-        self.register_buffer("center", torch.as_tensor(center, **float64).reshape(-1))
-        self.register_buffer("scale", torch.as_tensor(scale, **float64).reshape(-1))
+        # Zero-size buffers cannot be saved by torch.export: none when every column is categorical.
+        has_numeric = len(numeric_columns) > 0
+        self.register_buffer("center", torch.as_tensor(center, **float64).reshape(-1) if has_numeric else None)
+        self.register_buffer("scale", torch.as_tensor(scale, **float64).reshape(-1) if has_numeric else None)
         if output_transform == "affine":
             self.register_buffer("target_mean", torch.as_tensor(target_mean, **float64).reshape(-1))
             self.register_buffer("target_scale", torch.as_tensor(target_scale, **float64).reshape(-1))
@@ -124,7 +126,8 @@ class ServingTabNet(nn.Module):
         step_masks : torch.Tensor of shape (batch, n_steps, n_columns), float32
             The feature mask of each decision step per input column (as ``explain``).
         """
-        standardised = ((numeric - self.center) / self.scale).to(torch.float32)
+        standardised = numeric if self.center is None else (numeric - self.center) / self.scale
+        standardised = standardised.to(torch.float32)
         x = torch.cat([standardised, codes.to(torch.float32)], dim=1).index_select(1, self.position)
         decision, masks, _, _ = self.network.encode(x)
         output = self.network.head(decision).to(torch.float64)
