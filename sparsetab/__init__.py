@@ -8,5 +8,19 @@ Public names: :class:`SparseTabNetClassifier`, :class:`SparseTabNetRegressor` an
 __version__ = "0.1.0"  # before the imports: submodules record it in exported files
 
 from .estimators import SparseTabNetClassifier, SparseTabNetRegressor  # noqa: E402
+from .inspection import (  # noqa: E402
+    FeatureImportanceDisplay,
+    FeatureMaskDisplay,
+    SampleExplanationDisplay,
+    TrainingHistoryDisplay,
+)
 
-__all__ = ["SparseTabNetClassifier", "SparseTabNetRegressor", "__version__"]
+__all__ = [
+    "FeatureImportanceDisplay",
+    "FeatureMaskDisplay",
+    "SampleExplanationDisplay",
+    "SparseTabNetClassifier",
+    "SparseTabNetRegressor",
+    "TrainingHistoryDisplay",
+    "__version__",
+]
