@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 from sklearn.utils import Bunch
 
-__all__ = ["load_adult", "data_path", "make_syn"]
+__all__ = ["load_adult", "load_california_housing", "data_path", "make_syn"]
 
 _ADULT_NUMERIC = ["age", "fnlwgt", "education_num", "capital_gain", "capital_loss", "hours_per_week"]
 _ADULT_CATEGORICAL = [
@@ -100,6 +100,53 @@ def load_adult(*, return_X_y=False):
         feature_names=features,
         numeric_features=list(_ADULT_NUMERIC),
         categorical_features=list(_ADULT_CATEGORICAL),
+        DESCR=(folder / "SOURCE.md").read_text(encoding="utf-8"),
+    )
+
+
+def load_california_housing(*, return_X_y=False):
+    """Load the California housing data (1990 census block groups).
+
+    Regression: the median house value of a block group, in units of $100,000
+    (``MedHouseVal``, capped at 5.00001 as in the census data), from eight numeric columns:
+    ``MedInc`` (median income, $10,000), ``HouseAge`` (median age), ``AveRooms``,
+    ``AveBedrms`` and ``AveOccup`` (rooms, bedrooms and occupants per household),
+    ``Population``, ``Latitude`` and ``Longitude``. The same 20,640 rows and columns as
+    :func:`sklearn.datasets.fetch_california_housing`, bundled so that no download is needed.
+    No missing values and no official train/test split.
+
+    Parameters
+    ----------
+    return_X_y : bool, default=False
+        Return ``(X, y)`` instead of a Bunch.
+
+    Returns
+    -------
+    data : sklearn.utils.Bunch
+        ``frame`` (20,640 x 9 DataFrame with the target column), ``data`` (the 8 feature
+        columns), ``target`` (Series ``MedHouseVal``), ``target_name``, ``feature_names``
+        (8 names) and ``DESCR`` (the provenance text).
+    (X, y) : tuple
+        If ``return_X_y``: a DataFrame of shape (20,640, 8) and a float Series.
+
+    References
+    ----------
+    Pace, R. K. and Barry, R. (1997). Sparse spatial autoregressions. Statistics and
+    Probability Letters 33, 291-297.
+    """
+    folder = data_path("california_housing")
+    with resources.as_file(folder / "california_housing_sklearn_format.csv.gz") as path:
+        frame = pd.read_csv(path)
+    target = "MedHouseVal"
+    features = [column for column in frame.columns if column != target]
+    if return_X_y:
+        return frame[features], frame[target]
+    return Bunch(
+        frame=frame,
+        data=frame[features],
+        target=frame[target],
+        target_name=target,
+        feature_names=features,
         DESCR=(folder / "SOURCE.md").read_text(encoding="utf-8"),
     )
 

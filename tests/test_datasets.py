@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import roc_auc_score
 
-from sparsetab.datasets import _syn_logit_and_relevant, data_path, load_adult, make_syn
+from sparsetab.datasets import _syn_logit_and_relevant, data_path, load_adult, load_california_housing, make_syn
 
 
 def test_load_adult_official_split():
@@ -25,8 +25,30 @@ def test_load_adult_official_split():
     assert len(y_train) == 32561 and len(y_test) == 16281
 
 
+def test_load_california_housing():
+    data = load_california_housing()
+    columns = ["MedInc", "HouseAge", "AveRooms", "AveBedrms", "Population", "AveOccup", "Latitude", "Longitude"]
+    assert data.frame.shape == (20640, 9)
+    assert data.feature_names == columns and list(data.data.columns) == columns
+    assert data.target_name == "MedHouseVal" and data.target.name == "MedHouseVal"
+    assert not data.frame.isna().any().any()
+    assert all(dtype == np.float64 for dtype in data.frame.dtypes)
+    # Column means documented by scikit-learn for fetch_california_housing (see SOURCE.md).
+    means = {"MedInc": 3.870671, "HouseAge": 28.639486, "Latitude": 35.631861, "MedHouseVal": 2.068558}
+    for column, mean in means.items():
+        assert data.frame[column].mean() == pytest.approx(mean, abs=1e-6)
+    assert data.target.min() == pytest.approx(0.14999) and data.target.max() == pytest.approx(5.00001)
+    assert "Pace" in data.DESCR
+    X, y = load_california_housing(return_X_y=True)
+    assert X.shape == (20640, 8) and list(X.columns) == columns
+    assert y.shape == (20640,) and y.name == "MedHouseVal"
+    np.testing.assert_array_equal(y.to_numpy(), data.target.to_numpy())
+
+
 def test_unknown_data_set_is_named():
-    with pytest.raises(ValueError, match="No bundled data set named 'nope'; available: \\['adult'\\]"):
+    with pytest.raises(
+        ValueError, match="No bundled data set named 'nope'; available: \\['adult', 'california_housing'\\]"
+    ):
         data_path("nope")
 
 
@@ -59,12 +81,14 @@ def test_built_wheel_ships_the_data_and_loads_it(tmp_path):
             "sparsetab/_data/adult/train.csv.gz",
             "sparsetab/_data/adult/test.csv.gz",
             "sparsetab/_data/adult/SOURCE.md",
+            "sparsetab/_data/california_housing/california_housing_sklearn_format.csv.gz",
+            "sparsetab/_data/california_housing/SOURCE.md",
         } <= names
         archive.extractall(tmp_path / "site")
     script = (
         "import sparsetab, sparsetab.datasets as d; "
         f"assert sparsetab.__file__.startswith({str(tmp_path / 'site')!r}), sparsetab.__file__; "
-        "print(d.load_adult().frame_train.shape)"
+        "print(d.load_adult().frame_train.shape, d.load_california_housing().frame.shape)"
     )
     run = subprocess.run(
         [sys.executable, "-c", script],
@@ -74,7 +98,7 @@ def test_built_wheel_ships_the_data_and_loads_it(tmp_path):
         cwd=tmp_path,
     )
     assert run.returncode == 0, run.stderr[-2000:]
-    assert run.stdout.strip() == "(32561, 15)"
+    assert run.stdout.strip() == "(32561, 15) (20640, 9)"
 
 
 def test_editable_install_finds_the_data_in_the_repository():

@@ -2,10 +2,12 @@ import importlib.util
 from pathlib import Path
 
 import matplotlib
+import numpy as np
 import pandas as pd
 import pytest
 
-from sparsetab import SparseTabNetClassifier
+from sparsetab import SparseTabNetClassifier, SparseTabNetRegressor
+from sparsetab.datasets import load_california_housing, make_syn
 
 matplotlib.use("Agg")
 ROOT = Path(__file__).resolve().parents[1]
@@ -84,3 +86,80 @@ def test_plot_syn_switch_sorts_rows_by_x11(tmp_path, monkeypatch):
     assert list(switch.get_ydata()) == [n_negative - 0.5] * 2
     titles = [ax.get_title() for ax in importances.axes]
     assert titles[0].startswith("rows with x11 < 0") and titles[1].startswith("rows with x11 >= 0")
+
+
+def test_plot_entmax_maps_table_and_figure(tmp_path, monkeypatch):
+    example = _load_example("plot_entmax_maps")
+    table = example.probability_table((-2.0, 0.0, 0.5))
+    assert list(table) == ["softmax", "entmax alpha=1.25", "entmax15", "entmax alpha=1.75", "sparsemax"]
+    assert table["sparsemax"] == pytest.approx([0.0, 0.25, 0.75], abs=1e-6)
+    assert table["entmax15"] == pytest.approx([0.0, 0.326, 0.674], abs=1e-3)
+    assert table["entmax15"][0] == 0.0 and table["sparsemax"][0] == 0.0
+    assert all(p > 0 for p in table["softmax"]) and all(p > 0 for p in table["entmax alpha=1.25"])
+    assert table["entmax alpha=1.75"][0] == 0.0 and 0.674 < table["entmax alpha=1.75"][2] < 0.75
+    for probabilities in table.values():
+        assert sum(probabilities) == pytest.approx(1.0, abs=1e-6)
+    # x = [t, 0]: sparsemax is exactly 0 / 1 beyond |t| = 1, 1.5-entmax beyond |t| = 2, softmax never.
+    curves = example.two_score_curves([-2.5, -1.5, 0.0, 1.5, 2.5])
+    assert curves["sparsemax"] == pytest.approx([0.0, 0.0, 0.5, 1.0, 1.0])
+    assert curves["entmax15"][0] == 0.0 and curves["entmax15"][4] == 1.0 and 0 < curves["entmax15"][1] < 0.5
+    assert 0 < curves["softmax"][0] and curves["softmax"][4] < 1
+    figures = []
+    monkeypatch.setattr(example.plt, "close", figures.append)
+    paths = example.plot_figures(tmp_path, n_points=11)
+    assert paths["maps"].parent == tmp_path and paths["maps"].stat().st_size > 1000
+    (figure,) = figures
+    bars_ax, curve_ax = figure.axes
+    assert bars_ax.get_title() == "x = [-2, 0, 0.5]" and curve_ax.get_title() == "x = [t, 0]"
+    assert [line.get_label() for line in curve_ax.get_lines()] == list(table)
+    assert len(bars_ax.patches) == 5 * 3
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_plot_entmax_modes_compares_the_four_modes(tmp_path, monkeypatch):
+    example = _load_example("plot_entmax_modes")
+    X, y, _ = make_syn(4, 160, random_state=0)
+    X_test, y_test, _ = make_syn(4, 60, random_state=1)
+    estimator = SparseTabNetClassifier(
+        n_d=4, n_a=4, n_steps=2, batch_size=64, virtual_batch_size=32, max_epochs=2, entmax_alpha=1.25, random_state=0
+    )
+    summary, models = example.compare_modes(estimator, X, y, X_test, y_test, cv=2)
+    assert list(summary.index) == ["sparsemax", "entmax15", "constant", "adaptive"]
+    assert list(summary.columns) == ["cv_score", "cv_std", "test_score", "mask_sparsity"]
+    assert summary.to_numpy().min() >= 0 and summary.drop(columns="cv_std").to_numpy().max() <= 1
+    for mode, model in models.items():
+        assert model.entmax_mode == mode
+        assert summary.loc[mode, "mask_sparsity"] == pytest.approx(np.mean(model.explain(X_test).step_masks == 0))
+    assert models["constant"].entmax_alphas_ == pytest.approx([1.25, 1.25])
+    figures = []
+    monkeypatch.setattr(example.plt, "close", figures.append)
+    paths = example.plot_figures(summary, models, tmp_path)
+    assert paths["modes"].stat().st_size > 1000
+    (figure,) = figures
+    score_ax, sparsity_ax, alpha_ax = figure.axes
+    assert [label.get_text() for label in sparsity_ax.get_xticklabels()] == list(summary.index)
+    heights = [bar.get_height() for bar in sparsity_ax.patches]
+    assert heights == pytest.approx(summary["mask_sparsity"].tolist())
+    assert [text.get_text() for text in alpha_ax.get_legend().get_texts()] == list(summary.index)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_plot_regression_writes_its_figure(tmp_path, monkeypatch):
+    example = _load_example("plot_regression")
+    X, y = load_california_housing(return_X_y=True)
+    X, y = X.iloc[:200], y.iloc[:200]
+    model = SparseTabNetRegressor(
+        n_d=4, n_a=4, n_steps=2, batch_size=64, virtual_batch_size=32, max_epochs=2, random_state=0
+    ).fit(X, y)
+    figures = []
+    monkeypatch.setattr(example.plt, "close", figures.append)
+    paths = example.plot_figures(model, X, y, tmp_path, max_points=50)
+    assert paths["regression"].stat().st_size > 1000
+    (figure,) = figures
+    scatter_ax, importance_ax = figure.axes[:2]
+    assert scatter_ax.collections[0].get_offsets().shape == (50, 2)
+    np.testing.assert_allclose(scatter_ax.collections[0].get_offsets()[:, 0], y.iloc[:50])
+    assert scatter_ax.get_title().startswith("predicted vs true (50 rows), R^2 = ")
+    assert importance_ax.get_title() == "feature importance (200 rows)"
+    labels = {label.get_text() for label in importance_ax.get_yticklabels()}
+    assert labels == set(X.columns)
