@@ -1,5 +1,4 @@
 import pickle
-import warnings
 
 import numpy as np
 import pandas as pd
@@ -7,7 +6,7 @@ import pytest
 import torch
 from sklearn.base import clone
 from sklearn.datasets import make_classification, make_regression
-from sklearn.exceptions import ConvergenceWarning, NotFittedError
+from sklearn.exceptions import NotFittedError
 from sklearn.metrics import r2_score
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
@@ -18,11 +17,8 @@ from sparsetab import SparseTabNetClassifier, SparseTabNetRegressor
 FAST = dict(n_d=4, n_a=4, n_steps=2, virtual_batch_size=32, batch_size=64, random_state=0)
 
 
-@pytest.fixture(autouse=True)
-def _quiet():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        yield
+# Short fits stop at max_epochs on purpose; tests that check the warning use pytest.warns.
+pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
 
 def _people(n_rows=200, seed=0):

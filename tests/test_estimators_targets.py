@@ -1,11 +1,9 @@
 """Targets of the estimators: multilabel indicator matrices and multiclass-multioutput for the classifier."""
 
-import warnings
-
 import numpy as np
 import pandas as pd
 import pytest
-from sklearn.exceptions import ConvergenceWarning, DataConversionWarning
+from sklearn.exceptions import DataConversionWarning
 from sklearn.metrics import accuracy_score, log_loss
 from sklearn.model_selection import KFold, cross_val_score
 from sklearn.utils.class_weight import compute_sample_weight
@@ -15,11 +13,8 @@ from sparsetab import SparseTabNetClassifier
 FAST = dict(n_d=4, n_a=4, n_steps=2, virtual_batch_size=32, batch_size=64, random_state=0)
 
 
-@pytest.fixture(autouse=True)
-def _quiet():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        yield
+# Short fits stop at max_epochs on purpose; tests that check the warning use pytest.warns.
+pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
 
 def _features(n_rows=200, seed=0):

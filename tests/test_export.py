@@ -13,11 +13,8 @@ from sparsetab.network.serving import ServingTabNet
 FAST = dict(n_d=4, n_a=4, n_steps=2, virtual_batch_size=32, batch_size=64, max_epochs=2, random_state=0)
 
 
-@pytest.fixture(autouse=True)
-def _quiet():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        yield
+# Short fits stop at max_epochs on purpose; tests that check the warning use pytest.warns.
+pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
 
 def _frame(n_rows=160, seed=0):

@@ -2,7 +2,6 @@
 
 import io
 import pickle
-import warnings
 
 import joblib
 import numpy as np
@@ -13,7 +12,6 @@ from sklearn.calibration import CalibratedClassifierCV
 from sklearn.compose import ColumnTransformer
 from sklearn.datasets import make_classification
 from sklearn.ensemble import StackingClassifier, VotingClassifier
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.experimental import enable_halving_search_cv  # noqa: F401
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV, HalvingGridSearchCV, StratifiedKFold, cross_val_score
@@ -25,11 +23,8 @@ from sparsetab import SparseTabNetClassifier, SparseTabNetRegressor
 FAST = dict(n_d=4, n_a=4, n_steps=1, n_shared=1, n_independent=1, virtual_batch_size=32, batch_size=64, random_state=0)
 
 
-@pytest.fixture(autouse=True)
-def _quiet():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        yield
+# Short fits stop at max_epochs on purpose; tests that check the warning use pytest.warns.
+pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
 
 def _data(n_rows=160, seed=0):
