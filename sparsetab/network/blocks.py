@@ -77,32 +77,46 @@ class GhostBatchNorm(nn.Module):
         if not self.training:
             scale = torch.rsqrt(self.running_var + self.epsilon) * self.weight
             return (x - self.running_mean) * scale + self.bias
-        n_rows = x.shape[0]
+        n_rows, width = x.shape
         n_virtual = 1 if self.virtual_batch_size is None else max(1, math.ceil(n_rows / self.virtual_batch_size))
         small, n_large = divmod(n_rows, n_virtual)
-        # n_large virtual batches of (small + 1) rows, then the rest of `small` rows.
         split = n_large * (small + 1)
-        width = x.shape[1]
-        parts = [x[:split].reshape(n_large, small + 1, width), x[split:].reshape(n_virtual - n_large, small, width)]
-        parts = [part for part in parts if part.shape[0] > 0 and part.shape[1] > 0]
-        outputs, means, variances, counts = [], [], [], []
-        for part in parts:  # at most two groups of equal-size virtual batches
-            mean = part.mean(dim=1, keepdim=True)
-            var = part.var(dim=1, unbiased=False, keepdim=True)
-            outputs.append(((part - mean) * torch.rsqrt(var + self.epsilon)).reshape(-1, width))
-            means.append(mean.squeeze(1))
-            variances.append(var.squeeze(1))
-            counts.append(part.shape[1])
-        self._update_running_stats(means, variances, counts)
+        # n_large virtual batches of (small + 1) rows, then the rest of `small` rows.
+        groups = [(x[:split], n_large, small + 1), (x[split:], n_virtual - n_large, small)]
+        outputs, means, variances = [], [], []
+        for part, n_chunks, rows in groups:  # at most two groups of equal-size virtual batches
+            if n_chunks == 0 or rows == 0:
+                continue
+            normalised, mean, var = self._normalise(part, n_chunks, rows, width)
+            outputs.append(normalised)
+            means.append(mean)
+            variances.append(var)
+        self._update_running_stats(means, variances)
         normalised = torch.cat(outputs) if len(outputs) > 1 else outputs[0]
         return normalised * self.weight + self.bias
 
+    def _normalise(self, part, n_chunks, rows, width):
+        # Returns the normalised rows and, per virtual batch, the mean and the variance (unbiased,
+        # for the running statistics), each of shape (n_chunks, width).
+        if rows == 1:
+            # A single row has zero variance: it normalises to 0 (as the mathematical formula).
+            return part - part, part.detach().reshape(n_chunks, width), torch.zeros_like(part)
+        # Lay the virtual batches side by side, (rows, n_chunks * width), so that one native batch
+        # norm (one channel per virtual batch and feature) does the work of many small reductions;
+        # it is several times faster than mean/var over the middle axis, forward and backward.
+        columns = part.reshape(n_chunks, rows, width).transpose(0, 1).reshape(rows, n_chunks * width)
+        mean = part.new_zeros(n_chunks * width)
+        var = part.new_ones(n_chunks * width)
+        # momentum=1 makes batch_norm write this batch's mean and unbiased variance into mean/var.
+        normalised = nn.functional.batch_norm(columns, mean, var, training=True, momentum=1.0, eps=self.epsilon)
+        normalised = normalised.reshape(rows, n_chunks, width).transpose(0, 1).reshape(n_chunks * rows, width)
+        return normalised, mean.reshape(n_chunks, width), var.reshape(n_chunks, width)
+
     @torch.no_grad()
-    def _update_running_stats(self, means, variances, counts):
-        # Average over virtual batches; the unbiased correction uses each virtual batch's size.
+    def _update_running_stats(self, means, variances):
+        # Average over virtual batches of the per-virtual-batch (unbiased) statistics.
         batch_mean = torch.cat(means).mean(dim=0)
-        corrected = [var * (count / (count - 1)) if count > 1 else var for var, count in zip(variances, counts)]
-        batch_var = torch.cat(corrected).mean(dim=0)
+        batch_var = torch.cat(variances).mean(dim=0)
         self.num_batches_tracked += 1
         weight = max(self.momentum, 1.0 / int(self.num_batches_tracked))
         self.running_mean.lerp_(batch_mean.detach(), weight)
