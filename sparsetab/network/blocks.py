@@ -166,7 +166,10 @@ class GLULayer(nn.Module):
         -------
         torch.Tensor of shape (batch, output_dim)
         """
-        return nn.functional.glu(self.bn(self.fc(x)), dim=-1)
+        value, gate = self.bn(self.fc(x)).chunk(2, dim=-1)
+        # Elementwise ops on a strided half run several times slower on CPU than on a
+        # contiguous copy (torch 2.x; nn.functional.glu included): copy both halves first.
+        return value.contiguous() * torch.sigmoid(gate.contiguous())
 
 
 class FeatureTransformer(nn.Module):

@@ -1,0 +1,290 @@
+"""Speed targets of issue 7: sparsetab against pytorch-tabnet 4.1.0, side by side in one run.
+
+Reference configuration: ``make_classification(40000, 20, n_informative=10)``, the first 20,000
+rows to train and the rest to predict; n_d = n_a = 8, n_steps = 3, batch size 1024, virtual batch
+size 128, 5 epochs without early stopping, sparsemax; torch with one thread. The two libraries are
+run alternately, ``--repeats`` times each, and the medians are compared. Reported:
+
+- training throughput (rows seen per second of ``fit``; pytorch-tabnet's ``fit`` includes the
+  feature importances it computes on the training set at the end, as it does by default);
+- prediction throughput (rows per second of ``predict_proba``);
+- ``explain`` seconds per 100,000 rows at growing ``n_samples`` (constant when linear);
+- peak resident memory added during ``fit`` (MiB);
+- time to accuracy on adult (official split): pytorch-tabnet trained with its documented
+  defaults and early stopping on 10% of the training rows gives a final test accuracy and a wall
+  time; sparsetab (default hyperparameters) is trained one epoch at a time (``partial_fit``) until
+  its test accuracy reaches that value, and the training seconds it took are reported (test
+  scoring is not timed).
+
+Not part of the test suite (a few minutes). Needs the ``bench`` extra. Run::
+
+    python benchmarks/speed.py [--repeats 3] [--output benchmarks/results/speed.md]
+"""
+
+import argparse
+import statistics
+import time
+import warnings
+
+import numpy as np
+import torch
+from _measure import PeakRSS, machine_header
+from compare import IntegerCodes
+from sklearn.datasets import make_classification
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.metrics import accuracy_score
+from sklearn.model_selection import train_test_split
+
+from sparsetab import SparseTabNetClassifier
+from sparsetab.datasets import load_adult
+
+N_TRAIN = 20000
+EPOCHS = 5
+ARCHITECTURE = dict(n_d=8, n_a=8, n_steps=3, gamma=1.3, n_independent=2, n_shared=2, momentum=0.02, lambda_sparse=1e-3)
+
+
+def reference_data():
+    """Return the reference configuration's train and prediction rows.
+
+    Returns
+    -------
+    X_train : ndarray of shape (20000, 20), float32
+    y_train : ndarray of shape (20000,), int64
+    X_predict : ndarray of shape (20000, 20), float32
+    """
+    X, y = make_classification(2 * N_TRAIN, 20, n_informative=10, random_state=0)
+    X = X.astype(np.float32)
+    return X[:N_TRAIN], y[:N_TRAIN], X[N_TRAIN:]
+
+
+def fit_sparsetab(X, y, seed):
+    """Fit sparsetab in the reference configuration.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+    y : ndarray of shape (n_samples,)
+    seed : int
+
+    Returns
+    -------
+    SparseTabNetClassifier
+    """
+    model = SparseTabNetClassifier(
+        **ARCHITECTURE,
+        entmax_mode="sparsemax",
+        batch_size=1024,
+        virtual_batch_size=128,
+        max_epochs=EPOCHS,
+        early_stopping=False,
+        random_state=seed,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return model.fit(X, y)
+
+
+def fit_pytorch_tabnet(X, y, seed):
+    """Fit pytorch-tabnet in the reference configuration (every row used, as sparsetab does).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+    y : ndarray of shape (n_samples,)
+    seed : int
+
+    Returns
+    -------
+    pytorch_tabnet.tab_model.TabNetClassifier
+    """
+    from pytorch_tabnet.tab_model import TabNetClassifier
+
+    model = TabNetClassifier(**ARCHITECTURE, mask_type="sparsemax", seed=seed, verbose=0)
+    model.fit(X, y, max_epochs=EPOCHS, patience=0, batch_size=1024, virtual_batch_size=128, drop_last=False)
+    return model
+
+
+def _seconds(function):
+    start = time.perf_counter()
+    result = function()
+    return time.perf_counter() - start, result
+
+
+def measure_reference(repeats):
+    """Measure fit, predict, explain and memory for both libraries, alternating.
+
+    Parameters
+    ----------
+    repeats : int
+        Number of measurements of each library; medians are reported.
+
+    Returns
+    -------
+    dict
+        ``{library: {"train rows/s", "predict rows/s", "fit peak MiB", "explain s / 100k rows"}}``
+        with lists of measurements (explain: dict keyed by n_samples).
+    """
+    X, y, X_predict = reference_data()
+    fitters = {"sparsetab": fit_sparsetab, "pytorch-tabnet": fit_pytorch_tabnet}
+    for fit in fitters.values():  # warm-up: imports, allocator, first-call overheads
+        fit(X[:2048], y[:2048], 0)
+    results = {name: {"train rows/s": [], "predict rows/s": [], "fit peak MiB": []} for name in fitters}
+    models = {}
+    for repeat in range(repeats):
+        for name, fit in fitters.items():
+            with PeakRSS() as memory:
+                seconds, models[name] = _seconds(lambda: fit(X, y, repeat))
+            results[name]["train rows/s"].append(EPOCHS * len(X) / seconds)
+            results[name]["fit peak MiB"].append(memory.increase_mib)
+            seconds, _ = _seconds(lambda: models[name].predict_proba(X_predict))
+            results[name]["predict rows/s"].append(len(X_predict) / seconds)
+    for name, model in models.items():
+        results[name]["explain s / 100k rows"] = {}
+        for factor in (1, 4, 16):
+            rows = np.tile(X_predict, (factor, 1))
+            seconds, _ = _seconds(lambda: model.explain(rows))
+            results[name]["explain s / 100k rows"][len(rows)] = seconds / len(rows) * 1e5
+    return results
+
+
+def measure_time_to_accuracy(seed, max_epochs):
+    """Time for sparsetab to reach pytorch-tabnet's final test accuracy on adult.
+
+    Parameters
+    ----------
+    seed : int
+    max_epochs : int
+        Most epochs sparsetab may train before giving up.
+
+    Returns
+    -------
+    dict
+        pytorch-tabnet's final accuracy, fit seconds and epochs; sparsetab's training seconds
+        and epochs to reach it (None if it did not within ``max_epochs``), and its best accuracy.
+    """
+    from pytorch_tabnet.tab_model import TabNetClassifier
+
+    X_train, X_test, y_train, y_test = load_adult(return_X_y=True)
+    codes = IntegerCodes(X_train)
+    train_numeric, test_numeric = codes.transform(X_train), codes.transform(X_test)
+    y_train_codes = (y_train == ">50K").to_numpy().astype(np.int64)
+    y_test_codes = (y_test == ">50K").to_numpy().astype(np.int64)
+    fit_rows, validation_rows = train_test_split(
+        np.arange(len(X_train)), test_size=0.1, stratify=y_train_codes, random_state=seed
+    )
+    incumbent = TabNetClassifier(cat_idxs=codes.cat_idxs, cat_dims=codes.cat_dims, cat_emb_dim=1, seed=seed, verbose=0)
+    seconds, _ = _seconds(
+        lambda: incumbent.fit(
+            train_numeric[fit_rows],
+            y_train_codes[fit_rows],
+            eval_set=[(train_numeric[validation_rows], y_train_codes[validation_rows])],
+        )
+    )
+    target = accuracy_score(y_test_codes, incumbent.predict(test_numeric))
+    result = {
+        "pytorch-tabnet accuracy": target,
+        "pytorch-tabnet seconds": seconds,
+        "pytorch-tabnet epochs": len(incumbent.history["loss"]),
+        "sparsetab seconds": None,
+        "sparsetab epochs": None,
+        "sparsetab best accuracy": 0.0,
+    }
+    model = SparseTabNetClassifier(random_state=seed)
+    training_seconds = 0.0
+    for epoch in range(1, max_epochs + 1):
+        seconds, _ = _seconds(lambda: model.partial_fit(X_train, y_train, classes=[">50K", "<=50K"]))
+        training_seconds += seconds
+        accuracy = model.score(X_test, y_test)
+        result["sparsetab best accuracy"] = max(result["sparsetab best accuracy"], accuracy)
+        if accuracy >= target:
+            result["sparsetab seconds"], result["sparsetab epochs"] = training_seconds, epoch
+            break
+    return result
+
+
+def format_report(reference, time_to_accuracy, repeats):
+    """Return the Markdown report.
+
+    Parameters
+    ----------
+    reference : dict
+        From :func:`measure_reference`.
+    time_to_accuracy : dict
+        From :func:`measure_time_to_accuracy`.
+    repeats : int
+
+    Returns
+    -------
+    str
+    """
+    import pytorch_tabnet
+
+    version = getattr(pytorch_tabnet, "__version__", None) or _distribution_version("pytorch-tabnet")
+    ours, theirs = reference["sparsetab"], reference["pytorch-tabnet"]
+    lines = [
+        "# Speed: sparsetab vs pytorch-tabnet, `python benchmarks/speed.py`",
+        "",
+        machine_header([("pytorch-tabnet", version)]),
+        "",
+        f"Reference configuration, medians of {repeats} alternating runs:",
+        "",
+        "| measure | sparsetab | pytorch-tabnet | ratio | target |",
+        "|---|---|---|---|---|",
+    ]
+    for measure, better, target in (
+        ("train rows/s", "higher", ">= 2"),
+        ("predict rows/s", "higher", ">= 3"),
+        ("fit peak MiB", "lower", "<= 1"),
+    ):
+        mine, peer = statistics.median(ours[measure]), statistics.median(theirs[measure])
+        lines.append(f"| {measure} ({better} is better) | {mine:,.1f} | {peer:,.1f} | {mine / peer:.2f} | {target} |")
+    lines += ["", "`explain` seconds per 100,000 rows (constant when linear in n_samples):", ""]
+    sizes = list(ours["explain s / 100k rows"])
+    lines += ["| library | " + " | ".join(f"n = {n:,}" for n in sizes) + " |", "|---" * (len(sizes) + 1) + "|"]
+    for name, values in reference.items():
+        lines.append(f"| {name} | " + " | ".join(f"{values['explain s / 100k rows'][n]:.3f}" for n in sizes) + " |")
+    tta = time_to_accuracy
+    reached = (
+        f"{tta['sparsetab seconds']:.1f} s ({tta['sparsetab epochs']} epochs), ratio "
+        f"{tta['sparsetab seconds'] / tta['pytorch-tabnet seconds']:.2f} (target <= 0.5)"
+        if tta["sparsetab seconds"] is not None
+        else f"not reached (best {tta['sparsetab best accuracy']:.4f})"
+    )
+    lines += [
+        "",
+        "Time to accuracy on adult (official split):",
+        "",
+        f"- pytorch-tabnet, documented defaults, early stopping on 10% of the training rows: test accuracy "
+        f"{tta['pytorch-tabnet accuracy']:.4f} after {tta['pytorch-tabnet seconds']:.1f} s "
+        f"({tta['pytorch-tabnet epochs']} epochs).",
+        f"- sparsetab, default hyperparameters, one `partial_fit` epoch at a time: reached it in {reached}.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _distribution_version(name):
+    from importlib.metadata import version
+
+    return version(name)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=0, help="random_state of the time-to-accuracy run")
+    parser.add_argument("--max-epochs", type=int, default=100, help="sparsetab's epoch budget on adult")
+    parser.add_argument("--output", help="also write the Markdown report to this file")
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    warnings.filterwarnings("ignore", module="pytorch_tabnet")
+    reference = measure_reference(args.repeats)
+    time_to_accuracy = measure_time_to_accuracy(args.seed, args.max_epochs)
+    report = format_report(reference, time_to_accuracy, args.repeats)
+    print(report)
+    if args.output:
+        with open(args.output, "w") as file:
+            file.write(report)
+
+
+if __name__ == "__main__":
+    main()
