@@ -651,6 +651,34 @@ def main(argv=None):
                         traceback.print_exc()
                         results[name, table, model] = dict(error=_cell_error(exc))
             del data["X_fit_codes"], data["X_val_codes"], data["X_test_codes"], data["X_train_cat"]
+            if args.output:  # rewritten after each data set, so a long run that is stopped keeps what it did
+                Path(args.output).write_text(report(results, datasets, failed, args, models, wall) + "\n")
+    text = report(results, datasets, failed, args, models, wall)
+    print(text)
+    if args.output:
+        Path(args.output).write_text(text + "\n")
+
+
+def report(results, datasets, failed, args, models, wall):
+    """The Markdown report of the data sets done so far.
+
+    Parameters
+    ----------
+    results : dict
+        ``{(data set, table, model): measure() result or {"error": str}}``.
+    datasets : list of dict
+        The prepared data sets (see :func:`prepare`), in run order.
+    failed : list of str
+        Markdown bullets for data sets that could not be loaded.
+    args : argparse.Namespace
+    models : list of str
+    wall : float
+        ``time.perf_counter()`` at the start of the run.
+
+    Returns
+    -------
+    str
+    """
     lines = ["# sparsetab vs pytorch-tabnet vs gradient boosting", "", *header(args), ""]
     lines += ["## Data sets", "", "| data set | task | train rows (fit + val) | test rows | features (categorical) |"]
     lines += ["|---|---|---|---|---|"]
@@ -670,10 +698,7 @@ def main(argv=None):
                 lines += [f"{task.capitalize()}:", "", *rows, ""]
         lines += ["Ratios sparsetab / pytorch-tabnet:", "", *ratio_table(results, datasets, table)]
     lines += ["", f"Wall time: {time.perf_counter() - wall:.0f} s."]
-    text = "\n".join(lines)
-    print(text)
-    if args.output:
-        Path(args.output).write_text(text + "\n")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

@@ -444,6 +444,7 @@ class BaseSparseTabNet(InferenceMixin, TorchStatePickleMixin, BaseEstimator):
                     entmax_mode=self.entmax_mode,
                     entmax_alpha=self.entmax_alpha,
                     attention_groups=self._attention_groups,
+                    missing_indicators=np.flatnonzero(self._encoder.has_missing_).tolist(),
                 )
             self._architecture = {name: copy.deepcopy(getattr(self, name)) for name in _ARCHITECTURE_PARAMETERS}
             self._optimizer_state = None
@@ -669,5 +670,5 @@ class BaseSparseTabNet(InferenceMixin, TorchStatePickleMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.non_deterministic = False
-        tags.input_tags.allow_nan = False
+        tags.input_tags.allow_nan = True  # missing numeric values are learned (InputEmbedding)
         return tags

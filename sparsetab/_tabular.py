@@ -4,7 +4,9 @@ Column typing is decided once, at fit, and replayed at predict:
 
 * numeric columns are standardised with the training mean and standard deviation (the
   network's input batch norm then starts from a well-conditioned input even for columns such
-  as Adult's ``fnlwgt`` in the hundreds of thousands);
+  as Adult's ``fnlwgt`` in the hundreds of thousands); missing values (NaN, None, ``pd.NA``)
+  stay NaN for the network, which fills them with a learned value and adds a missing
+  indicator (:class:`sparsetab.network.embeddings.InputEmbedding`); infinities are refused;
 * categorical columns become integer codes stored as floats: code 0 is reserved for missing
   values and categories not seen at fit, codes 1..K are the K categories seen at fit (sorted
   when they can be compared, else in order of appearance).
@@ -87,6 +89,9 @@ class TabularEncoder:
         Mean of each numeric column at fit (0 for categorical columns).
     scale_ : numpy.ndarray of shape (n_features,), float64
         Standard deviation of each numeric column at fit (1 for constant and categorical columns).
+        Both statistics ignore missing values (0 and 1 for a column missing everywhere).
+    has_missing_ : numpy.ndarray of shape (n_features,), bool
+        Whether each numeric column had missing values at fit (False for categorical columns).
     """
 
     def __init__(self, categorical_features="auto"):
@@ -106,8 +111,8 @@ class TabularEncoder:
         Raises
         ------
         ValueError
-            If ``categorical_features`` is malformed, or a numeric column holds strings,
-            missing values or infinities.
+            If ``categorical_features`` is malformed, or a numeric column holds strings or
+            infinities.
         TypeError
             If a column has a datetime, timedelta, period, interval or complex dtype.
         """
@@ -125,10 +130,17 @@ class TabularEncoder:
         numeric = self._numeric_block(frame)
         self.center_ = np.zeros(frame.shape[1])
         self.scale_ = np.ones(frame.shape[1])
+        self.has_missing_ = np.zeros(frame.shape[1], dtype=bool)
         if numeric.shape[1]:
-            std = numeric.std(axis=0)
-            self.center_[~self.is_categorical_] = numeric.mean(axis=0)
+            observed = ~np.isnan(numeric)
+            counts = observed.sum(axis=0)
+            # NaN-aware mean and standard deviation without numpy's all-NaN warnings.
+            mean = np.where(observed, numeric, 0.0).sum(axis=0) / np.maximum(counts, 1)
+            variance = np.where(observed, (numeric - mean) ** 2, 0.0).sum(axis=0) / np.maximum(counts, 1)
+            std = np.sqrt(variance)
+            self.center_[~self.is_categorical_] = mean
             self.scale_[~self.is_categorical_] = np.where(std > 0, std, 1.0)
+            self.has_missing_[~self.is_categorical_] = counts < numeric.shape[0]
         return self._assemble(frame, numeric)
 
     def transform(self, frame):
@@ -141,12 +153,12 @@ class TabularEncoder:
         Returns
         -------
         numpy.ndarray of shape (n_samples, n_features), float32
-            Missing and unseen categories get code 0.
+            Missing and unseen categories get code 0; missing numeric values stay NaN.
 
         Raises
         ------
         ValueError
-            If a numeric column holds strings, missing values or infinities.
+            If a numeric column holds strings or infinities.
         """
         return self._assemble(frame, self._numeric_block(frame))
 
@@ -167,7 +179,7 @@ class TabularEncoder:
         Returns
         -------
         numeric : numpy.ndarray of shape (n_samples, n_numeric), float64
-            The numeric columns, not standardised.
+            The numeric columns, not standardised; missing values are NaN.
         codes : numpy.ndarray of shape (n_samples, n_categorical), int64
             Code of each categorical value: 0 for missing or unseen, ``c + 1`` for
             ``categories_[j][c]``.
@@ -175,7 +187,7 @@ class TabularEncoder:
         Raises
         ------
         ValueError
-            If a numeric column holds strings, missing values or infinities.
+            If a numeric column holds strings or infinities.
         """
         return self._numeric_block(frame), self._codes(frame)
 
@@ -214,15 +226,16 @@ class TabularEncoder:
                 ) from error
             blocks.append(values)
         numeric = np.column_stack(blocks) if blocks else np.empty((frame.shape[0], 0))
-        bad = ~np.isfinite(numeric)
-        if bad.any():
-            counts = bad.sum(axis=0)
+        infinite = np.isinf(numeric)
+        if infinite.any():
+            counts = infinite.sum(axis=0)
             where = ", ".join(
                 f"{names[j]!r}: {count}" for j, count in zip(np.flatnonzero(~self.is_categorical_), counts) if count
             )
             raise ValueError(
-                f"Numeric input contains missing values or infinities (column: count) {where}. "
-                "Impute them or mark the column as categorical (missing categories are supported)."
+                f"Numeric input contains infinite values (column: count) {where}. Infinities are not accepted; "
+                "replace them with finite values, or with NaN to treat them as missing (missing values are "
+                "supported)."
             )
         return numeric
 

@@ -155,7 +155,7 @@ def train_network(
                 optimizer.zero_grad(set_to_none=True)
                 objective.backward()
                 if config.max_grad_norm is not None:
-                    torch.nn.utils.clip_grad_norm_(network.parameters(), config.max_grad_norm)
+                    torch.nn.utils.clip_grad_norm_(network.parameters(), config.max_grad_norm, foreach=True)
                 optimizer.step()
                 total += float(objective.detach()) * float(batch_weight)
                 total_weight += float(batch_weight)

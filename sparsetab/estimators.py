@@ -1,6 +1,7 @@
 """SparseTabNetClassifier and SparseTabNetRegressor: loss, target encoding and outputs."""
 
 import numpy as np
+import pandas as pd
 import torch
 from sklearn.base import ClassifierMixin, RegressorMixin, _fit_context
 from sklearn.preprocessing import LabelBinarizer
@@ -163,6 +164,15 @@ _REFERENCES = """
     Peters, B., Niculae, V. and Martins, A. F. T. (2019). Sparse Sequence-to-Sequence Models.
     ACL.
 """
+
+
+def _count_by_column(flags):
+    """``"3"`` for a 1-D boolean array, ``"3 (column 0: 1, column 2: 2)"`` for a 2-D one."""
+    total = int(flags.sum())
+    if flags.ndim == 1 or total == 0:
+        return str(total)
+    per_column = ", ".join(f"column {j}: {int(count)}" for j, count in enumerate(flags.sum(axis=0)) if count)
+    return f"{total} ({per_column})"
 
 
 class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
@@ -352,8 +362,12 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
         y = check_array(y, ensure_2d=False, dtype=None, ensure_all_finite=False, input_name=name)
         if y.ndim == 2 and y.shape[1] == 1:
             y = column_or_1d(y, warn=True)
-        if y.dtype.kind == "f" and np.isnan(y).any():
-            raise ValueError(f"{name} contains {int(np.isnan(y).sum())} NaN label(s); remove or label those rows.")
+        missing = pd.isna(y) if y.dtype.kind in "fO" else np.zeros(y.shape, dtype=bool)
+        if missing.any():
+            raise ValueError(
+                f"{name} contains {_count_by_column(missing)} missing label(s) (NaN or None); remove or label those "
+                "rows."
+            )
         if fitting:
             check_classification_targets(y)
             self._target_type = type_of_target(y, input_name="y")
@@ -642,8 +656,8 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
             raise ValueError(f"y must be 1-D or 2-D, got shape {y.shape}.")
         if not np.isfinite(y).all():
             raise ValueError(
-                f"y contains {int((~np.isfinite(y)).sum())} NaN or infinite value(s); regression targets "
-                "must be finite."
+                f"y contains {_count_by_column(np.isnan(y))} NaN and {_count_by_column(np.isinf(y))} infinite "
+                "value(s); regression targets must be finite."
             )
         if fitting:
             self._y_ndim = y.ndim

@@ -221,8 +221,15 @@ def test_input_errors():
     model.fit(X, y)
     with pytest.raises(ValueError, match="feature names"):
         model.predict(X[["age", "city", "noise", "member"]])
-    with pytest.raises(ValueError, match="NaN or infinite"):
+    with pytest.raises(ValueError, match="y contains 1 NaN and 0 infinite value"):
         SparseTabNetRegressor(max_epochs=1).fit(np.ones((5, 2)), [1.0, np.nan, 2, 3, 4])
+    targets = np.ones((5, 3))
+    targets[0, 2] = targets[1, 2] = np.nan
+    targets[3, 0] = -np.inf
+    with pytest.raises(ValueError, match=r"y contains 2 \(column 2: 2\) NaN and 1 \(column 0: 1\) infinite"):
+        SparseTabNetRegressor(max_epochs=1).fit(np.ones((5, 2)), targets)
+    with pytest.raises(ValueError, match="y contains 2 missing label"):
+        SparseTabNetClassifier(max_epochs=1).fit(np.ones((5, 2)), np.array(["a", None, "b", np.nan, "a"], dtype=object))
 
 
 def test_fit_does_not_modify_input():
@@ -296,7 +303,7 @@ def test_device_and_tags():
     with pytest.raises(ValueError, match="device='nowhere' is not usable"):
         SparseTabNetRegressor(device="nowhere").fit(X, y)
     assert SparseTabNetRegressor().__sklearn_tags__().target_tags.multi_output
-    assert not SparseTabNetClassifier().__sklearn_tags__().input_tags.allow_nan
+    assert SparseTabNetClassifier().__sklearn_tags__().input_tags.allow_nan
 
 
 def test_adaptive_alpha_is_learned_per_step():

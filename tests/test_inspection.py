@@ -114,7 +114,8 @@ def test_mask_display_sorts_features_and_samples(model, data):
     rows = np.argsort(X["height"].to_numpy()[:30], kind="stable")
     assert_array_equal(display.sample_indices_, rows)
     assert np.all(np.diff(X["height"].to_numpy()[display.sample_indices_]) >= 0)
-    assert_allclose(display.im_.get_array(), explanation.importances[rows][:, order], rtol=1e-6)
+    # float32 masks of the same rows computed in another batch: equal up to summation order
+    assert_allclose(display.im_.get_array(), explanation.importances[rows][:, order], rtol=1e-5, atol=1e-6)
     assert display.ax_.get_ylabel() == "sample, sorted by height"
 
 

@@ -71,10 +71,19 @@ def test_datetime_column_is_a_clear_error():
         TabularEncoder().fit_transform(frame)
 
 
-def test_numeric_missing_values_and_strings_are_named():
-    frame = pd.DataFrame({"a": [1.0, np.nan, np.inf], "b": [1.0, 2.0, np.nan]})
-    with pytest.raises(ValueError, match="'a': 2, 'b': 1"):
+def test_numeric_missing_values_stay_nan_and_infinities_are_named():
+    frame = pd.DataFrame({"a": [1.0, -np.inf, np.inf, 2.0], "b": [1.0, 2.0, np.nan, np.inf], "c": [1.0] * 4})
+    with pytest.raises(ValueError, match=r"infinite values \(column: count\) 'a': 2, 'b': 1\. "):
         TabularEncoder().fit_transform(frame)
+    frame = pd.DataFrame({"a": [1.0, np.nan, 3.0, None], "b": [np.nan] * 4, "c": pd.array([1, pd.NA, 3, 5], "Int64")})
+    encoder = TabularEncoder()
+    out = encoder.fit_transform(frame)
+    # statistics over the observed values only: a -> mean 2, std 1; b (all missing) -> 0, 1; c -> mean 3, std 1.633
+    np.testing.assert_allclose(encoder.center_, [2.0, 0.0, 3.0])
+    np.testing.assert_allclose(encoder.scale_, [1.0, 1.0, np.sqrt(8 / 3)])
+    np.testing.assert_array_equal(encoder.has_missing_, [True, True, True])
+    np.testing.assert_allclose(out[:, 0], [-1.0, np.nan, 1.0, np.nan])
+    assert np.isnan(out[:, 1]).all() and np.isnan(out[1, 2])
     encoder = TabularEncoder()
     encoder.fit_transform(pd.DataFrame({"a": [1.0, 2.0]}))
     with pytest.raises(ValueError, match="Column 'a' is numeric"):

@@ -1,4 +1,5 @@
-"""Categorical embeddings and the maps between attention groups, input columns and embedded columns.
+"""Categorical embeddings, missing numeric values, and the maps between attention groups, input
+columns and embedded columns.
 
 TabNet selects *input columns*: a categorical column embedded in ``d`` dimensions must be
 kept or dropped as a whole, and columns the user groups together (``grouped_features``)
@@ -6,6 +7,12 @@ share one attention weight. The attentive transformer therefore produces one mas
 attention group; :attr:`InputEmbedding.group_matrix` spreads it over the embedded dimensions
 of every column of the group, and :attr:`InputEmbedding.explanation_matrix` shares it out
 among the group's input columns for explanations.
+
+A missing numeric value (NaN) is replaced by a learned fill value of its column, and a column
+that had missing values at fit also gets a 0/1 missing indicator. The indicator is an embedded
+column *owned by* the numeric column, like the dimensions of a categorical embedding: it sits in
+the column's attention group, so the mask still refers to one input column and an explanation
+charges "this value was missing" to that column.
 """
 
 import torch
@@ -41,12 +48,18 @@ class InputEmbedding(nn.Module):
     attention_groups : list of list of int or None, default=None
         A partition of the column indices ``0..n_columns-1``: the columns of one group share
         one attention weight. ``None``: every column is its own group.
+    missing_indicators : list of int or None, default=None
+        Numeric columns that get a missing indicator (those with missing values at fit).
+        Every numeric column has a learned fill value, whether or not it has an indicator.
 
     Attributes
     ----------
     output_dim : int
-        Width of the embedded input: the number of numeric columns plus the sum of the
-        embedding widths of the categorical columns.
+        Width of the embedded input: the number of numeric columns, plus the number of missing
+        indicators, plus the sum of the embedding widths of the categorical columns.
+    fill_values : torch.nn.Parameter of shape (n_numeric,), float32
+        The value that replaces a missing numeric value, in standardised units, initialised at
+        0 (the training mean); it only gets gradients from rows where the value is missing.
     attention_groups : list of list of int
         The groups, in the order of the mask's entries.
     group_matrix : torch.Tensor of shape (n_groups, output_dim), float32
@@ -60,11 +73,12 @@ class InputEmbedding(nn.Module):
     Raises
     ------
     ValueError
-        If the lengths of ``cardinalities`` and ``embedding_dims`` differ, or
-        ``attention_groups`` is not a partition of the columns.
+        If the lengths of ``cardinalities`` and ``embedding_dims`` differ,
+        ``attention_groups`` is not a partition of the columns, or ``missing_indicators``
+        names a column that is not numeric.
     """
 
-    def __init__(self, cardinalities, embedding_dims, attention_groups=None):
+    def __init__(self, cardinalities, embedding_dims, attention_groups=None, missing_indicators=None):
         super().__init__()
         n_columns = len(cardinalities)
         if n_columns != len(embedding_dims):
@@ -79,8 +93,19 @@ class InputEmbedding(nn.Module):
         self.register_buffer("numeric_index", torch.tensor(numeric, dtype=torch.long) if numeric else None)
         self.categorical_columns = categorical
         self.embeddings = nn.ModuleList(nn.Embedding(cardinalities[j], embedding_dims[j]) for j in categorical)
-        # Embedded layout: all numeric columns first, then each categorical embedding.
-        owners = list(numeric)
+        indicators = sorted(int(j) for j in (missing_indicators or []))
+        if any(j not in numeric for j in indicators):
+            raise ValueError(
+                f"missing_indicators must be numeric columns (of {numeric}); got {list(missing_indicators)}."
+            )
+        self.fill_values = nn.Parameter(torch.zeros(len(numeric))) if numeric else None
+        # Positions of the indicator columns among the numeric ones.
+        self.register_buffer(
+            "indicator_index",
+            torch.tensor([numeric.index(j) for j in indicators], dtype=torch.long) if indicators else None,
+        )
+        # Embedded layout: all numeric columns, their missing indicators, then each categorical embedding.
+        owners = list(numeric) + indicators
         for j in categorical:
             owners.extend([j] * embedding_dims[j])
         self.output_dim = len(owners)
@@ -103,15 +128,21 @@ class InputEmbedding(nn.Module):
         Parameters
         ----------
         x : torch.Tensor of shape (batch, n_columns), float
-            Numeric columns as values; categorical columns as integer codes stored as floats.
+            Numeric columns as values (NaN where missing); categorical columns as integer codes
+            stored as floats.
 
         Returns
         -------
         torch.Tensor of shape (batch, output_dim)
+            Without NaN.
         """
-        if not self.categorical_columns:
-            return x
-        pieces = [] if self.numeric_index is None else [x.index_select(1, self.numeric_index)]
+        pieces = []
+        if self.numeric_index is not None:
+            numeric = x if not self.categorical_columns else x.index_select(1, self.numeric_index)
+            missing = torch.isnan(numeric)
+            pieces.append(torch.where(missing, self.fill_values, numeric))
+            if self.indicator_index is not None:
+                pieces.append(missing.index_select(1, self.indicator_index).to(numeric.dtype))
         for column, embedding in zip(self.categorical_columns, self.embeddings):
             pieces.append(embedding(x[:, column].long()))
-        return torch.cat(pieces, dim=1)
+        return torch.cat(pieces, dim=1) if len(pieces) > 1 else pieces[0]

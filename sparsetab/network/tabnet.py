@@ -57,6 +57,9 @@ class TabNet(nn.Module):
     attention_groups : list of list of int or None, default=None
         Columns sharing one attention weight; see
         :class:`~sparsetab.network.embeddings.InputEmbedding`. ``None``: one group per column.
+    missing_indicators : list of int or None, default=None
+        Numeric columns that get a missing indicator; see
+        :class:`~sparsetab.network.embeddings.InputEmbedding`.
 
     References
     ----------
@@ -81,13 +84,14 @@ class TabNet(nn.Module):
         entmax_alpha=1.5,
         epsilon=1e-15,
         attention_groups=None,
+        missing_indicators=None,
     ):
         super().__init__()
         self.n_d = n_d
         self.n_steps = n_steps
         self.gamma = gamma
         self.epsilon = epsilon
-        self.embedding = InputEmbedding(cardinalities, embedding_dims, attention_groups)
+        self.embedding = InputEmbedding(cardinalities, embedding_dims, attention_groups, missing_indicators)
         width = self.embedding.output_dim
         n_groups = self.embedding.n_groups
         self.input_bn = GhostBatchNorm(width, virtual_batch_size=None, momentum=momentum)
@@ -118,7 +122,8 @@ class TabNet(nn.Module):
         Parameters
         ----------
         x : torch.Tensor of shape (batch, n_columns), float
-            See :class:`~sparsetab.network.embeddings.InputEmbedding`.
+            See :class:`~sparsetab.network.embeddings.InputEmbedding` (NaN marks a missing
+            numeric value).
 
         Returns
         -------

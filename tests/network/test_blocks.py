@@ -6,30 +6,66 @@ import torch
 from sparsetab.network.blocks import FeatureTransformer, GhostBatchNorm, GLULayer
 
 
+def _virtual_batches(n_rows, virtual_batch_size):
+    # The documented interleaved split: e = n mod k virtual batches of r + 1 rows take the first
+    # e * (r + 1) rows (row i -> batch i mod e), the others of r rows take the rest likewise.
+    n_virtual = max(1, math.ceil(n_rows / virtual_batch_size))
+    rows, n_large = divmod(n_rows, n_virtual)
+    split = n_large * (rows + 1)
+    large = [torch.arange(v, split, n_large) for v in range(n_large)]
+    small = [torch.arange(split + v, n_rows, n_virtual - n_large) for v in range(n_virtual - n_large)]
+    return large + small
+
+
 def _reference_ghost_batch_norm(x, virtual_batch_size, epsilon=1e-5):
-    # Independent reference: balanced virtual batches normalised one by one with torch's batch_norm.
-    n_virtual = max(1, math.ceil(x.shape[0] / virtual_batch_size))
-    chunks = torch.tensor_split(x, n_virtual)
-    return torch.cat(
-        [torch.nn.functional.batch_norm(chunk, None, None, training=True, eps=epsilon) for chunk in chunks]
-    )
+    # Independent reference: each virtual batch normalised on its own with torch's batch_norm.
+    out = torch.empty_like(x)
+    for rows in _virtual_batches(x.shape[0], virtual_batch_size):
+        out[rows] = torch.nn.functional.batch_norm(x[rows], None, None, training=True, eps=epsilon)
+    return out
 
 
-@pytest.mark.parametrize("n_rows, virtual_batch_size", [(256, 128), (300, 128), (129, 128), (50, 128), (10, 4)])
-def test_ghost_batch_norm_matches_per_chunk_batch_norm(n_rows, virtual_batch_size):
+@pytest.mark.parametrize("n_rows, virtual_batch_size", [(300, 128), (10, 4), (7, 3), (5, 2)])
+def test_virtual_batches_partition_the_rows_with_sizes_differing_by_at_most_one(n_rows, virtual_batch_size):
+    batches = _virtual_batches(n_rows, virtual_batch_size)
+    assert sorted(torch.cat(batches).tolist()) == list(range(n_rows))
+    sizes = [len(rows) for rows in batches]
+    assert max(sizes) - min(sizes) <= 1 and len(batches) == math.ceil(n_rows / virtual_batch_size)
+
+
+@pytest.mark.parametrize(
+    "n_rows, virtual_batch_size", [(256, 128), (300, 128), (129, 128), (50, 128), (10, 4), (1001, 128), (5, 3)]
+)
+def test_ghost_batch_norm_matches_per_virtual_batch_batch_norm(n_rows, virtual_batch_size):
     generator = torch.Generator().manual_seed(0)
     x = torch.randn(n_rows, 5, generator=generator, dtype=torch.float64) * 3 + 1
     gbn = GhostBatchNorm(5, virtual_batch_size).double().train()
-    torch.testing.assert_close(gbn(x), _reference_ghost_batch_norm(x, virtual_batch_size))
+    with torch.no_grad():
+        gbn.weight.copy_(torch.tensor([1.0, 2.0, 0.5, -1.0, 3.0]))
+        gbn.bias.copy_(torch.tensor([0.0, 1.0, -2.0, 0.5, 0.25]))
+    expected = _reference_ghost_batch_norm(x, virtual_batch_size) * gbn.weight + gbn.bias
+    torch.testing.assert_close(gbn(x), expected)
 
 
-def test_ghost_batch_norm_virtual_batches_differ_by_at_most_one_row():
-    # 300 rows, virtual batches of 128 -> 3 virtual batches of 100: rows 0..99 are normalised alone.
+def test_ghost_batch_norm_gradients_match_the_reference():
+    x = torch.randn(300, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(2), requires_grad=True)
+    gbn = GhostBatchNorm(3, 128).double().train()
+    weights = torch.randn(300, 3, dtype=torch.float64, generator=torch.Generator().manual_seed(3))
+    (gbn(x) * weights).sum().backward()
+    grad = x.grad.clone()
+    x.grad = None
+    reference = x.detach().clone().requires_grad_(True)
+    (_reference_ghost_batch_norm(reference, 128) * weights).sum().backward()
+    torch.testing.assert_close(grad, reference.grad)
+
+
+def test_ghost_batch_norm_virtual_batches_are_interleaved():
+    # 300 rows, virtual batches of 128 -> 3 virtual batches of 100: rows 0, 3, 6, ... are normalised together.
     x = torch.arange(300.0, dtype=torch.float64).unsqueeze(1)
     out = GhostBatchNorm(1, 128).double().train()(x)
-    first = torch.nn.functional.batch_norm(x[:100], None, None, training=True)
-    torch.testing.assert_close(out[:100], first)
-    torch.testing.assert_close(out[100:200], first)  # same spacing, same normalised values
+    first = torch.nn.functional.batch_norm(x[0::3], None, None, training=True)
+    torch.testing.assert_close(out[0::3], first)
+    torch.testing.assert_close(out[1::3], first)  # same spacing, same normalised values
 
 
 def test_ghost_batch_norm_single_row_does_not_crash_and_gives_bias():
@@ -41,14 +77,15 @@ def test_ghost_batch_norm_single_row_does_not_crash_and_gives_bias():
 
 
 def test_ghost_batch_norm_running_statistics_and_eval_mode():
-    x = torch.tensor([[1.0], [3.0], [10.0], [14.0]], dtype=torch.float64)
+    x = torch.tensor([[1.0], [10.0], [3.0], [14.0]], dtype=torch.float64)
     gbn = GhostBatchNorm(1, virtual_batch_size=2, momentum=0.25).double().train()
     gbn(x)
+    # Virtual batches (interleaved) {1, 3} and {10, 14}.
     # First update takes the batch statistics as they are: virtual batch means 2 and 12 -> 7;
     # unbiased variances 2 and 8 -> 5.
-    assert gbn.running_mean.item() == 7.0 and gbn.running_var.item() == 5.0
+    assert gbn.running_mean.item() == 7.0 and gbn.running_var.item() == pytest.approx(5.0)
     gbn(x + 2.0)  # second update: cumulative average (weight 1/2 > momentum), mean 9, var 5
-    assert gbn.running_mean.item() == 8.0 and gbn.running_var.item() == 5.0
+    assert gbn.running_mean.item() == 8.0 and gbn.running_var.item() == pytest.approx(5.0)
     for _ in range(2):  # updates 3 and 4: weights 1/3 and 1/4
         gbn(x)
     assert gbn.running_mean.item() == pytest.approx((7 + 9 + 7 + 7) / 4)

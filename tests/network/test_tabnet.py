@@ -38,6 +38,29 @@ def test_input_embedding_group_matrix_maps_embedded_columns_to_input_columns():
     torch.testing.assert_close(out[:, 3:6], embedding.embeddings[0].weight[x[:, 1].long()])
 
 
+def test_missing_values_are_filled_and_indicated_inside_their_column_group():
+    embedding = InputEmbedding([None, 5, None, 5, None], [1, 3, 1, 2, 1], missing_indicators=[4, 0])
+    with torch.no_grad():
+        embedding.fill_values.copy_(torch.tensor([-1.5, 0.25, 7.0]))
+    # layout: numeric columns 0, 2, 4; indicators of columns 0 and 4; embeddings of 1 (3 wide) and 3 (2 wide)
+    assert embedding.output_dim == 3 + 2 + 3 + 2
+    expected = torch.zeros(5, 10)
+    expected[0, [0, 3]] = expected[2, 1] = expected[4, [2, 4]] = 1
+    expected[1, 5:8] = expected[3, 8:10] = 1
+    torch.testing.assert_close(embedding.group_matrix, expected)
+    x = _inputs(4)
+    x[0, 0] = x[1, 2] = x[1, 4] = float("nan")
+    out = embedding(x)
+    assert torch.isfinite(out).all()
+    expected_numeric = x[:, [0, 2, 4]].clone()
+    expected_numeric[0, 0], expected_numeric[1, 1], expected_numeric[1, 2] = -1.5, 0.25, 7.0
+    torch.testing.assert_close(out[:, :3], expected_numeric)
+    # column 2 has no indicator (no missing value at fit): its missing value is only filled
+    torch.testing.assert_close(out[:, 3:5], torch.tensor([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0], [0.0, 0.0]]))
+    with pytest.raises(ValueError, match="missing_indicators must be numeric columns"):
+        InputEmbedding([None, 5], [1, 2], missing_indicators=[1])
+
+
 @pytest.mark.parametrize("entmax_mode", ENTMAX_MODES)
 def test_forward_shapes_and_masks_are_distributions(entmax_mode):
     network = _network(entmax_mode, entmax_alpha=1.3, n_steps=4)
@@ -51,8 +74,11 @@ def test_forward_shapes_and_masks_are_distributions(entmax_mode):
 
 @pytest.mark.parametrize("entmax_mode", ENTMAX_MODES)
 def test_every_parameter_receives_a_gradient(entmax_mode):
-    network = _network(entmax_mode, entmax_alpha=1.3)
-    output, _, sparsity_loss = network(_inputs())
+    network = _network(entmax_mode, entmax_alpha=1.3, missing_indicators=[2])
+    x = _inputs()
+    x[::3, 0] = x[1::4, 2] = x[::5, 4] = float("nan")  # the fill value of each numeric column gets a gradient
+    output, _, sparsity_loss = network(x)
+    assert torch.isfinite(output).all()
     (output.square().mean() + 1e-3 * sparsity_loss).backward()
     missing = [name for name, parameter in network.named_parameters() if parameter.grad is None]
     assert missing == []
