@@ -248,7 +248,8 @@ class BaseSparseTabNet(InferenceMixin, TorchStatePickleMixin, BaseEstimator):
         ----------
         X : pandas.DataFrame or array-like of shape (n_samples, n_features)
             Training data. DataFrame columns of ``category``, ``object``, string or ``bool``
-            dtype are categorical under ``categorical_features="auto"``.
+            dtype are categorical under ``categorical_features="auto"``. Numeric columns may
+            hold missing values (NaN), not infinities.
         y : array-like of shape (n_samples,) or (n_samples, n_outputs)
             Targets.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -271,9 +272,10 @@ class BaseSparseTabNet(InferenceMixin, TorchStatePickleMixin, BaseEstimator):
         ------
         ValueError
             For invalid parameters (naming the parameter and the accepted values), inputs of
-            inconsistent lengths, only one of ``X_val`` / ``y_val``, non-finite numeric input,
-            all-zero sample weights, an unavailable ``device``, or, with ``warm_start=True``,
-            columns, classes or network parameters that differ from the fitted model's.
+            inconsistent lengths, only one of ``X_val`` / ``y_val``, infinite numeric input,
+            missing labels or non-finite regression targets, all-zero sample weights, an
+            unavailable ``device``, or, with ``warm_start=True``, columns, classes or network
+            parameters that differ from the fitted model's.
         TypeError
             For sparse input or unsupported column dtypes (datetime, complex).
 

@@ -118,8 +118,9 @@ class InferenceMixin:
         Returns
         -------
         numeric : numpy.ndarray of shape (n_samples, n_numeric), float64
-            The numeric columns, unscaled, in column order (``torch.from_numpy`` turns it into
-            the exported model's first argument).
+            The numeric columns, unscaled, in column order, NaN where a value is missing (the
+            exported model fills it as the estimator does; ``torch.from_numpy`` turns the
+            array into the exported model's first argument).
         codes : numpy.ndarray of shape (n_samples, n_categorical), int64
             Category code of each categorical column, in column order: 0 for a missing value
             or a category not seen at fit, ``c + 1`` for the ``c``-th category seen at fit
@@ -130,7 +131,7 @@ class InferenceMixin:
         sklearn.exceptions.NotFittedError
             If the estimator is not fitted.
         ValueError
-            If ``X`` does not have the columns seen at fit or a numeric column is not finite.
+            If ``X`` does not have the columns seen at fit or a numeric column holds infinities.
         """
         check_is_fitted(self)
         return self._encoder.split(self._validate_X(X, reset=False))

@@ -67,7 +67,10 @@ _COMMON_PARAMETERS = """
         Categorical columns, embedded and attended to as one group each. ``"auto"``: DataFrame
         columns of ``category``, ``object``, string or ``bool`` dtype. Otherwise column names,
         indices or a boolean mask (needed for integer-coded categories and numpy input).
-        Missing values and categories unseen at fit map to a reserved embedding row.
+        Missing values and categories unseen at fit map to a reserved embedding row. Missing
+        values (NaN) in numeric columns get a learned fill value per column and, for columns
+        with missing values at fit, a missing indicator in the column's attention group;
+        infinite values are a ValueError.
     cat_emb_dim : int or dict, default=1
         Embedding width of the categorical columns: one int for all, or a dict mapping column
         names (DataFrame input) or indices to widths, other categorical columns getting 1.
