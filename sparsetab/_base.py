@@ -429,25 +429,27 @@ class BaseSparseTabNet(InferenceMixin, TorchStatePickleMixin, BaseEstimator):
         if first_pass:
             widths = embedding_dims(self.cat_emb_dim, frame.columns, self._encoder.is_categorical_)
             self._attention_groups = attention_groups(self.grouped_features, frame.columns)
+            # Plain ints, floats, strings and lists: a model file (save_model) stores it as JSON.
+            self._network_config = dict(
+                cardinalities=list(self._encoder.cardinalities),
+                embedding_dims=[int(width) for width in widths],
+                output_dim=int(self._output_dim()),
+                n_d=int(self.n_d),
+                n_a=int(self.n_a),
+                n_steps=int(self.n_steps),
+                gamma=float(self.gamma),
+                n_independent=int(self.n_independent),
+                n_shared=int(self.n_shared),
+                virtual_batch_size=int(self.virtual_batch_size),
+                momentum=float(self.momentum),
+                entmax_mode=self.entmax_mode,
+                entmax_alpha=float(self.entmax_alpha),
+                attention_groups=self._attention_groups,
+                missing_indicators=np.flatnonzero(self._encoder.has_missing_).tolist(),
+            )
             with torch.random.fork_rng(devices=[]):  # seed the weights without touching the global RNG
                 torch.manual_seed(seed)
-                self.network_ = TabNet(
-                    self._encoder.cardinalities,
-                    widths,
-                    self._output_dim(),
-                    n_d=self.n_d,
-                    n_a=self.n_a,
-                    n_steps=self.n_steps,
-                    gamma=self.gamma,
-                    n_independent=self.n_independent,
-                    n_shared=self.n_shared,
-                    virtual_batch_size=self.virtual_batch_size,
-                    momentum=self.momentum,
-                    entmax_mode=self.entmax_mode,
-                    entmax_alpha=self.entmax_alpha,
-                    attention_groups=self._attention_groups,
-                    missing_indicators=np.flatnonzero(self._encoder.has_missing_).tolist(),
-                )
+                self.network_ = TabNet(**self._network_config)
             self._architecture = {name: copy.deepcopy(getattr(self, name)) for name in _ARCHITECTURE_PARAMETERS}
             self._optimizer_state = None
             generator = torch.Generator().manual_seed(seed)

@@ -2,7 +2,6 @@
 
 import json
 import os
-import tempfile
 import warnings
 
 import numpy as np
@@ -10,6 +9,7 @@ import sklearn
 import torch
 
 from . import __version__
+from ._model_file import atomic_write
 from .network.serving import ServingTabNet
 
 __all__ = ["EXPORT_FORMATS", "export_estimator"]
@@ -110,11 +110,8 @@ def export_estimator(estimator, path, export_format):
         )
     )
     path = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(path))
     # torch.export.save insists on the .pt2 suffix; the rename gives the file its final name.
-    handle, temporary = tempfile.mkstemp(dir=directory, prefix=".sparsetab-export-", suffix=".tmp.pt2")
-    os.close(handle)
-    try:
+    with atomic_write(path, ".tmp.pt2") as temporary:
         if export_format == "exported_program":
             batch = torch.export.Dim("batch")
             program = torch.export.export(serving, example, dynamic_shapes=({0: batch}, {0: batch}))
@@ -126,8 +123,4 @@ def export_estimator(estimator, path, export_format):
                 warnings.simplefilter("ignore", torch.jit.TracerWarning)
                 traced = torch.jit.trace(serving, example, check_trace=False)
             torch.jit.save(traced, temporary, _extra_files={METADATA_FILE: metadata})
-        os.replace(temporary, path)
-    except BaseException:
-        os.unlink(temporary)
-        raise
     return path

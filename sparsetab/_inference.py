@@ -136,6 +136,40 @@ class InferenceMixin:
         check_is_fitted(self)
         return self._encoder.split(self._validate_X(X, reset=False))
 
+    def save_model(self, path):
+        """Write the fitted estimator to one safe, versioned file; read it back with :func:`sparsetab.load_model`.
+
+        The file holds JSON metadata (format version; sparsetab, torch, scikit-learn and numpy
+        versions; parameters; classes, categories, feature names, importances, training history
+        and the other fitted attributes) and the weights as tensors, with a SHA-256 digest of
+        both. Loading builds no object from the file and runs no code (``torch.load`` with
+        ``weights_only=True``), unlike pickle and joblib, which also work but can execute
+        arbitrary code from a file: load those only from sources you trust. The write is atomic
+        (a temporary file, then a rename), so a crash never leaves a half-written model.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            Where to write (conventionally ``*.sparsetab``); an existing file is replaced.
+
+        Returns
+        -------
+        str
+            ``path``.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            If the estimator is not fitted.
+        TypeError
+            If a parameter holds a value the format cannot store, e.g. a callable ``scoring``
+            (pickle such an estimator instead).
+        """
+        from ._model_file import save_estimator
+
+        check_is_fitted(self)
+        return save_estimator(self, path)
+
     def export(self, path, *, format="exported_program"):
         """Write the fitted network as a torch program that runs without scikit-learn.
 

@@ -162,6 +162,39 @@ class TabularEncoder:
         """
         return self._assemble(frame, self._numeric_block(frame))
 
+    def get_state(self):
+        """The fitted state, as plain values (for model files).
+
+        Returns
+        -------
+        dict
+            ``categorical_features`` and the fitted attributes ``is_categorical_``,
+            ``categories_``, ``center_``, ``scale_`` and ``has_missing_``.
+        """
+        names = ("categorical_features", "is_categorical_", "categories_", "center_", "scale_", "has_missing_")
+        return {name: getattr(self, name) for name in names}
+
+    @classmethod
+    def from_state(cls, state):
+        """Rebuild a fitted encoder from :meth:`get_state`.
+
+        Parameters
+        ----------
+        state : dict
+            As returned by :meth:`get_state`.
+
+        Returns
+        -------
+        TabularEncoder
+        """
+        encoder = cls(state["categorical_features"])
+        for name in ("is_categorical_", "categories_", "center_", "scale_", "has_missing_"):
+            setattr(encoder, name, state[name])
+        encoder._category_index = {
+            j: pd.Index(categories, dtype=object) for j, categories in encoder.categories_.items()
+        }
+        return encoder
+
     @property
     def cardinalities(self):
         """list of int or None: embedding rows per column (K + 1), None for numeric columns."""

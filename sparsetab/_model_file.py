@@ -1,0 +1,312 @@
+"""Safe, versioned model files: :func:`save_estimator` and :func:`load_model`, without pickle.
+
+A model file is one ``torch.save`` archive holding only strings, numbers, lists, dicts and
+tensors, so it is read with ``torch.load(weights_only=True)``, which builds no other object and
+runs no code from the file. It holds:
+
+* ``format`` and ``format_version``;
+* ``metadata``: a JSON document with the versions of sparsetab, torch, scikit-learn and numpy
+  that wrote it, the estimator class, its parameters and its fitted state (classes, categories,
+  feature names, importances, history, the encoder's statistics and the network's
+  configuration); values JSON cannot hold (numpy arrays and dtypes, non-string dict keys,
+  tuples, tensors) are written as small tagged objects;
+* ``tensors``: the network's weights and buffers, the optimizer state and the shuffling
+  generator's state, referred to from the metadata by name;
+* ``sha256``: a digest of the metadata and of every tensor's bytes, checked on load, so a
+  truncated or edited file is refused instead of giving a silently different model.
+"""
+
+import contextlib
+import hashlib
+import json
+import os
+import tempfile
+import warnings
+
+import numpy as np
+import sklearn
+import torch
+
+from . import __version__
+from ._runtime import device_available
+from ._tabular import TabularEncoder
+from .network import TabNet
+
+__all__ = ["FORMAT", "FORMAT_VERSION", "atomic_write", "load_model", "save_estimator"]
+
+FORMAT = "sparsetab-model"
+FORMAT_VERSION = 1
+# Fitted attributes rebuilt by the loader rather than stored as values.
+_REBUILT = ("network_", "_encoder", "_device")
+
+
+@contextlib.contextmanager
+def atomic_write(path, suffix):
+    """Yield a temporary path next to ``path``; on success it replaces ``path`` in one step.
+
+    Readers never see a half-written file, and a failed write leaves an existing file as it was.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The final path.
+    suffix : str
+        Suffix of the temporary file (some writers insist on an extension).
+
+    Yields
+    ------
+    str
+        The temporary path to write.
+    """
+    directory = os.path.dirname(os.path.abspath(os.fspath(path)))
+    handle, temporary = tempfile.mkstemp(dir=directory, prefix=".sparsetab-", suffix=suffix)
+    os.close(handle)
+    try:
+        yield temporary
+        # mkstemp creates the file private (0600); give it the permissions a plain open() would.
+        os.chmod(temporary, 0o666 & ~_umask())
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)
+        raise
+
+
+def _umask():
+    # Read without os.umask(), which would change the process-wide mask even for a moment.
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except OSError:
+        pass
+    return 0o022
+
+
+class _Encoder:
+    """Typed JSON encoding of fitted state; tensors go to a side table."""
+
+    def __init__(self):
+        self.tensors = {}
+
+    def encode(self, value, where):
+        if value is None or isinstance(value, (bool, str)):
+            return value
+        if isinstance(value, (int, float)) and not isinstance(value, np.generic):
+            return value
+        if isinstance(value, np.generic):
+            return {"__numpy_scalar__": value.item(), "dtype": value.dtype.str}
+        if isinstance(value, np.ndarray):
+            if value.dtype.kind == "O":
+                items = [self.encode(item, where) for item in value.ravel()]
+                return {"__ndarray__": items, "dtype": "O", "shape": list(value.shape)}
+            if value.dtype.kind not in "biufU":
+                raise TypeError(f"{where} is an array of dtype {value.dtype}, which a model file cannot hold.")
+            return {"__ndarray__": value.ravel().tolist(), "dtype": value.dtype.str, "shape": list(value.shape)}
+        if isinstance(value, np.dtype):
+            return {"__dtype__": value.str}
+        if isinstance(value, torch.Tensor):
+            name = f"tensor_{len(self.tensors)}"
+            self.tensors[name] = value.detach().cpu().contiguous()
+            return {"__tensor__": name}
+        if isinstance(value, torch.device):
+            return {"__device__": str(value)}
+        if isinstance(value, np.random.RandomState):
+            return {"__random_state__": self.encode(value.get_state(), where)}
+        if isinstance(value, tuple):
+            return {"__tuple__": [self.encode(item, where) for item in value]}
+        if isinstance(value, list):
+            return [self.encode(item, where) for item in value]
+        if isinstance(value, dict):
+            return {"__dict__": [[self.encode(key, where), self.encode(item, where)] for key, item in value.items()]}
+        raise TypeError(
+            f"{where} holds {value!r} of type {type(value).__name__}, which a model file cannot store (it holds "
+            "numbers, strings, arrays and tensors only); use pickle or joblib for such an estimator."
+        )
+
+
+def _decode(value, tensors):
+    if isinstance(value, list):
+        return [_decode(item, tensors) for item in value]
+    if not isinstance(value, dict):
+        return value
+    if "__ndarray__" in value:
+        dtype = np.dtype(value["dtype"])
+        if dtype.kind == "O":
+            array = np.empty(len(value["__ndarray__"]), dtype=object)
+            array[:] = [_decode(item, tensors) for item in value["__ndarray__"]]
+        else:
+            array = np.asarray(value["__ndarray__"], dtype=dtype)
+        return array.reshape(value["shape"])
+    if "__numpy_scalar__" in value:
+        return np.dtype(value["dtype"]).type(value["__numpy_scalar__"])
+    if "__dtype__" in value:
+        return np.dtype(value["__dtype__"])
+    if "__tensor__" in value:
+        return tensors[value["__tensor__"]]
+    if "__device__" in value:
+        return torch.device(value["__device__"])
+    if "__random_state__" in value:
+        random_state = np.random.RandomState()
+        random_state.set_state(_decode(value["__random_state__"], tensors))
+        return random_state
+    if "__tuple__" in value:
+        return tuple(_decode(item, tensors) for item in value["__tuple__"])
+    if "__dict__" in value:
+        return {_hashable(_decode(key, tensors)): _decode(item, tensors) for key, item in value["__dict__"]}
+    raise ValueError(f"unknown tagged value {sorted(value)}")
+
+
+def _hashable(key):
+    return tuple(key) if isinstance(key, list) else key
+
+
+def _digest(metadata, tensors):
+    digest = hashlib.sha256(metadata.encode("utf-8"))
+    for name in sorted(tensors):
+        tensor = tensors[name]
+        digest.update(f"{name}:{tensor.dtype}:{tuple(tensor.shape)}".encode())
+        digest.update(tensor.numpy().tobytes() if tensor.numel() else b"")
+    return digest.hexdigest()
+
+
+def save_estimator(estimator, path):
+    """Write a fitted estimator to a model file (see the module docstring).
+
+    Parameters
+    ----------
+    estimator : SparseTabNetClassifier or SparseTabNetRegressor
+        A fitted estimator.
+    path : str or os.PathLike
+        Where to write; an existing file is replaced atomically.
+
+    Returns
+    -------
+    str
+        ``path``.
+
+    Raises
+    ------
+    TypeError
+        If a parameter or fitted attribute holds a value the format cannot store (e.g. a
+        callable ``scoring``).
+    """
+    encoder = _Encoder()
+    params = {name: encoder.encode(value, f"parameter {name}") for name, value in estimator.get_params().items()}
+    state = {
+        name: encoder.encode(value, f"fitted attribute {name}")
+        for name, value in vars(estimator).items()
+        if name not in params and name not in _REBUILT
+    }
+    network_state = {name: encoder.encode(value, name) for name, value in estimator.network_.state_dict().items()}
+    metadata = json.dumps(
+        {
+            "format": FORMAT,
+            "format_version": FORMAT_VERSION,
+            "versions": {
+                "sparsetab": __version__,
+                "torch": torch.__version__,
+                "scikit-learn": sklearn.__version__,
+                "numpy": np.__version__,
+            },
+            "estimator": type(estimator).__name__,
+            "device": str(estimator._device),
+            "params": params,
+            "attributes": state,
+            "encoder": encoder.encode(estimator._encoder.get_state(), "encoder"),
+            "network_state": network_state,
+        }
+    )
+    content = {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "metadata": metadata,
+        "tensors": encoder.tensors,
+        "sha256": _digest(metadata, encoder.tensors),
+    }
+    with atomic_write(path, ".tmp") as temporary:
+        torch.save(content, temporary)
+    return os.fspath(path)
+
+
+def _read(path):
+    try:
+        content = torch.load(path, map_location="cpu", weights_only=True)
+    except FileNotFoundError:
+        raise
+    except Exception as error:  # a truncated archive, another format, or objects weights_only refuses
+        raise ValueError(
+            f"{os.fspath(path)!r} is not a readable sparsetab model file ({type(error).__name__}: "
+            f"{str(error).splitlines()[0] if str(error) else ''}). It may be truncated or written by another program."
+        ) from error
+    if not isinstance(content, dict) or content.get("format") != FORMAT:
+        raise ValueError(f"{os.fspath(path)!r} is not a sparsetab model file (no {FORMAT!r} format marker).")
+    version = content.get("format_version")
+    if not isinstance(version, int) or version > FORMAT_VERSION:
+        raise ValueError(
+            f"{os.fspath(path)!r} has model-file format version {version!r}, newer than the versions this sparsetab "
+            f"{__version__} reads (up to {FORMAT_VERSION}); upgrade sparsetab to load it."
+        )
+    tensors = content.get("tensors")
+    metadata = content.get("metadata")
+    if not isinstance(tensors, dict) or not isinstance(metadata, str):
+        raise ValueError(f"{os.fspath(path)!r} is a damaged sparsetab model file (metadata or tensors missing).")
+    if content.get("sha256") != _digest(metadata, tensors):
+        raise ValueError(
+            f"{os.fspath(path)!r} fails its integrity check (SHA-256 of the metadata and weights): the file was "
+            "modified or corrupted after it was written."
+        )
+    return json.loads(metadata), tensors
+
+
+def load_model(path):
+    """Load an estimator written by ``save_model``, without unpickling anything.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A file written by :meth:`SparseTabNetClassifier.save_model` or
+        :meth:`SparseTabNetRegressor.save_model`.
+
+    Returns
+    -------
+    SparseTabNetClassifier or SparseTabNetRegressor
+        The fitted estimator: same parameters, classes, categories, feature names,
+        importances, training history and weights, so it predicts exactly as the saved one.
+        A model saved on a device that is not available here is loaded on the CPU, with a
+        warning.
+
+    Raises
+    ------
+    FileNotFoundError
+        If ``path`` does not exist.
+    ValueError
+        If the file is not a sparsetab model file, is truncated or was modified after it was
+        written (integrity check), or has a newer format version than this sparsetab reads.
+    """
+    from .estimators import SparseTabNetClassifier, SparseTabNetRegressor
+
+    metadata, tensors = _read(path)
+    classes = {cls.__name__: cls for cls in (SparseTabNetClassifier, SparseTabNetRegressor)}
+    if metadata.get("estimator") not in classes:
+        raise ValueError(f"{os.fspath(path)!r} holds an unknown estimator {metadata.get('estimator')!r}.")
+    params = {name: _decode(value, tensors) for name, value in metadata["params"].items()}
+    estimator = classes[metadata["estimator"]](**params)
+    for name, value in metadata["attributes"].items():
+        setattr(estimator, name, _decode(value, tensors))
+    estimator._encoder = TabularEncoder.from_state(_decode(metadata["encoder"], tensors))
+    network = TabNet(**estimator._network_config)
+    network.load_state_dict({name: _decode(value, tensors) for name, value in metadata["network_state"].items()})
+    device = torch.device(metadata["device"])
+    if device.type != "cpu" and not device_available(device):
+        warnings.warn(
+            f"This model was saved from device {str(device)!r}, which is not available here; it was loaded on the "
+            "CPU, where it predicts. To train it further, set device='cpu' (or an available device).",
+            UserWarning,
+            stacklevel=2,
+        )
+        device = torch.device("cpu")
+    estimator.network_ = network.to(device).eval()
+    estimator._device = device
+    return estimator

@@ -1,0 +1,188 @@
+"""save_model / load_model: one safe, versioned file that round-trips the whole fitted estimator."""
+
+import json
+import os
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from sklearn.exceptions import NotFittedError
+from sklearn.metrics import make_scorer, mean_absolute_error
+
+import sparsetab
+from sparsetab import SparseTabNetClassifier, SparseTabNetRegressor, load_model
+from sparsetab._model_file import FORMAT_VERSION
+
+FAST = dict(n_d=4, n_a=4, n_steps=2, virtual_batch_size=32, batch_size=64, max_epochs=3, random_state=0)
+
+pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+
+
+def _frame(n_rows=160, seed=0):
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame(
+        {
+            "age": rng.uniform(20, 70, n_rows),
+            "city": rng.choice(["Paris", "Oslo", "Lima"], n_rows),
+            "income": rng.lognormal(10, 1, n_rows),
+            "plan": pd.Categorical(rng.choice(["basic", "gold"], n_rows)),
+        }
+    )
+    X.loc[::7, "income"] = np.nan
+    y = np.where((X["city"] == "Oslo") | (X["age"] > 55), "yes", "no")
+    return X, y
+
+
+@pytest.fixture(scope="module")
+def classifier():
+    X, y = _frame()
+    model = SparseTabNetClassifier(
+        entmax_mode="adaptive",
+        grouped_features=[["age", "income"]],
+        cat_emb_dim={"city": 2},
+        class_weight={"yes": 2.0, "no": 1.0},
+        early_stopping=True,
+        n_iter_no_change=2,
+        **FAST,
+    )
+    return model.fit(X, y)
+
+
+def test_round_trip_keeps_everything_and_predicts_identically(classifier, tmp_path):
+    path = classifier.save_model(tmp_path / "model.sparsetab")
+    loaded = load_model(path)
+    X, _ = _frame(50, seed=1)
+    assert type(loaded) is SparseTabNetClassifier
+    assert loaded.get_params() == classifier.get_params()
+    np.testing.assert_array_equal(loaded.predict_proba(X), classifier.predict_proba(X))
+    np.testing.assert_array_equal(loaded.explain(X).step_masks, classifier.explain(X).step_masks)
+    np.testing.assert_array_equal(loaded.classes_, classifier.classes_)
+    assert loaded.classes_.dtype == classifier.classes_.dtype
+    np.testing.assert_array_equal(loaded.feature_names_in_, classifier.feature_names_in_)
+    np.testing.assert_array_equal(loaded.feature_importances_, classifier.feature_importances_)
+    assert loaded.categories_.keys() == classifier.categories_.keys()
+    for name in classifier.categories_:
+        np.testing.assert_array_equal(loaded.categories_[name], classifier.categories_[name])
+    assert loaded.loss_curve_ == classifier.loss_curve_
+    np.testing.assert_array_equal(loaded.validation_scores_, classifier.validation_scores_)
+    assert loaded.best_iteration_ == classifier.best_iteration_ and loaded.n_iter_ == classifier.n_iter_
+    np.testing.assert_array_equal(loaded.entmax_alpha_history_, classifier.entmax_alpha_history_)
+
+
+def test_loaded_model_continues_training_like_the_original(classifier, tmp_path):
+    loaded = load_model(classifier.save_model(tmp_path / "model.sparsetab"))
+    X, y = _frame(120, seed=2)
+    original = pickle_copy(classifier).set_params(early_stopping="auto")
+    original.partial_fit(X, y)
+    loaded.set_params(early_stopping="auto").partial_fit(X, y)  # Adam's moments and the shuffling stream were saved
+    np.testing.assert_array_equal(loaded.predict_proba(X), original.predict_proba(X))
+
+
+def pickle_copy(model):
+    import pickle
+
+    return pickle.loads(pickle.dumps(model))
+
+
+@pytest.mark.parametrize("kind", ["multioutput_regression", "multilabel", "multiclass_multioutput", "numpy_int"])
+def test_round_trip_of_other_targets_and_inputs(kind, tmp_path):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(120, 4))
+    if kind == "multioutput_regression":
+        model = SparseTabNetRegressor(**FAST).fit(X, X[:, :2] @ [[1.0, 2.0], [0.5, -1.0]])
+    elif kind == "multilabel":
+        model = SparseTabNetClassifier(**FAST).fit(X, (X[:, :3] > 0).astype(int))
+    elif kind == "multiclass_multioutput":
+        model = SparseTabNetClassifier(**FAST).fit(X, np.column_stack([X[:, 0] > 0, np.where(X[:, 1] > 0, "a", "b")]))
+    else:
+        model = SparseTabNetClassifier(**FAST).fit(X, (X[:, 0] > 0).astype(np.int64) + 3)
+    loaded = load_model(model.save_model(tmp_path / "model.sparsetab"))
+    method = "predict" if kind == "multioutput_regression" else "predict_proba"
+    np.testing.assert_array_equal(getattr(loaded, method)(X), getattr(model, method)(X))
+    np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+
+
+def test_file_holds_json_metadata_and_loads_without_pickle(classifier, tmp_path):
+    path = classifier.save_model(tmp_path / "model.sparsetab")
+    content = torch.load(path, weights_only=True)  # only tensors, strings, numbers, lists and dicts
+    metadata = json.loads(content["metadata"])
+    assert metadata["format_version"] == FORMAT_VERSION and metadata["estimator"] == "SparseTabNetClassifier"
+    assert metadata["versions"]["sparsetab"] == sparsetab.__version__
+    assert metadata["versions"]["torch"] == torch.__version__
+    assert all(isinstance(tensor, torch.Tensor) for tensor in content["tensors"].values())
+
+
+class _Payload:
+    def __reduce__(self):
+        return (os.makedirs, ("PAYLOAD_RAN",))
+
+
+def test_a_pickle_payload_is_refused_and_not_run(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "evil.sparsetab"
+    torch.save({"format": "sparsetab-model", "payload": _Payload()}, path)
+    with pytest.raises(ValueError, match="not a readable sparsetab model file"):
+        load_model(path)
+    assert not (tmp_path / "PAYLOAD_RAN").exists()
+
+
+def test_damaged_foreign_and_newer_files_give_clear_errors(classifier, tmp_path):
+    path = classifier.save_model(tmp_path / "model.sparsetab")
+    data = open(path, "rb").read()
+    truncated = tmp_path / "truncated.sparsetab"
+    truncated.write_bytes(data[: len(data) // 2])
+    with pytest.raises(ValueError, match="not a readable sparsetab model file"):
+        load_model(truncated)
+    garbage = tmp_path / "garbage.sparsetab"
+    garbage.write_bytes(b"not a model at all")
+    with pytest.raises(ValueError, match="not a readable sparsetab model file"):
+        load_model(garbage)
+    foreign = tmp_path / "foreign.pt"
+    torch.save({"weights": torch.ones(3)}, foreign)
+    with pytest.raises(ValueError, match="is not a sparsetab model file"):
+        load_model(foreign)
+    content = torch.load(path, weights_only=True)
+    tampered = dict(content, metadata=content["metadata"].replace('"n_iter_": 3', '"n_iter_": 30'))
+    assert tampered["metadata"] != content["metadata"]
+    torch.save(tampered, tmp_path / "tampered.sparsetab")
+    with pytest.raises(ValueError, match="fails its integrity check"):
+        load_model(tmp_path / "tampered.sparsetab")
+    weights = dict(content["tensors"])
+    name = next(iter(weights))
+    weights[name] = weights[name] + 1
+    torch.save(dict(content, tensors=weights), tmp_path / "weights.sparsetab")
+    with pytest.raises(ValueError, match="fails its integrity check"):
+        load_model(tmp_path / "weights.sparsetab")
+    torch.save(dict(content, format_version=FORMAT_VERSION + 1), tmp_path / "newer.sparsetab")
+    with pytest.raises(ValueError, match=f"format version {FORMAT_VERSION + 1}, newer than"):
+        load_model(tmp_path / "newer.sparsetab")
+    with pytest.raises(FileNotFoundError):
+        load_model(tmp_path / "missing.sparsetab")
+
+
+def test_write_is_atomic(classifier, tmp_path, monkeypatch):
+    path = tmp_path / "model.sparsetab"
+    path.write_bytes(b"previous")
+
+    def failing_save(obj, f, *args, **kwargs):
+        with open(f, "wb") as file:
+            file.write(b"half")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(torch, "save", failing_save)
+    with pytest.raises(OSError, match="disk full"):
+        classifier.save_model(path)
+    assert path.read_bytes() == b"previous"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model.sparsetab"]
+
+
+def test_unsavable_parameters_and_unfitted_models_are_refused(tmp_path):
+    with pytest.raises(NotFittedError):
+        SparseTabNetClassifier().save_model(tmp_path / "model.sparsetab")
+    X = np.random.default_rng(0).normal(size=(80, 3))
+    scorer = make_scorer(mean_absolute_error, greater_is_better=False)
+    model = SparseTabNetRegressor(**FAST, scoring=scorer).fit(X, X[:, 0])
+    with pytest.raises(TypeError, match="parameter scoring holds"):
+        model.save_model(tmp_path / "model.sparsetab")
+    assert not (tmp_path / "model.sparsetab").exists()
