@@ -16,37 +16,73 @@ INFERENCE_BATCH_ROWS = 16384
 _IMPORTANCE_MAX_ROWS = 10000
 
 
+def _check_finite(finite_rows, offset):
+    """Raise when a row's network outputs are NaN or infinite (``finite_rows``: bool tensor per row of a batch)."""
+    if not bool(finite_rows.all()):
+        bad = torch.nonzero(~finite_rows).flatten()
+        raise ValueError(
+            f"The network's outputs are not finite (NaN or infinity) for {bad.numel()} row(s) of a batch, first at "
+            f"row {offset + int(bad[0])}; no prediction is returned. Values far outside the training range overflow "
+            "float32: check those rows' inputs."
+        )
+
+
 class InferenceMixin:
     """predict-time plumbing of :class:`~sparsetab._base.BaseSparseTabNet`: forward passes in
     batches of :data:`INFERENCE_BATCH_ROWS` rows under ``torch.inference_mode``, ``explain``,
     ``transform_inputs`` and ``export``."""
 
-    def _forward_batches(self, X_tensor):
-        """Yield ``network.encode`` results batch by batch, in evaluation mode, without autograd."""
+    def _checked_frame(self, X):
+        """``X`` validated against the fitted columns and checked for refused values, not encoded."""
+        frame = self._validate_X(X, reset=False)
+        self._encoder.check(frame)
+        return frame
+
+    def _frame_batches(self, frame):
+        """Encode ``frame`` slice by slice, so memory stays bounded whatever its length."""
+        for start in range(0, frame.shape[0], INFERENCE_BATCH_ROWS):
+            rows = frame.iloc[start : start + INFERENCE_BATCH_ROWS]
+            yield torch.from_numpy(self._encoder.transform(rows)).to(self._device)
+
+    def _forward_batches(self, batches):
+        """Yield ``network.encode`` results batch by batch, in evaluation mode, without autograd.
+
+        Raises
+        ------
+        ValueError
+            If the network's decision output or masks are not finite for some row: a model
+            never returns NaN predictions or masks silently.
+        """
         self.network_.eval()
+        offset = 0
         with torch.inference_mode():
-            for start in range(0, X_tensor.shape[0], INFERENCE_BATCH_ROWS):
-                yield self.network_.encode(X_tensor[start : start + INFERENCE_BATCH_ROWS])
+            for x in batches:
+                result = self.network_.encode(x)
+                _check_finite(torch.isfinite(result[0]).all(dim=1) & torch.isfinite(result[1]).all(dim=(0, 2)), offset)
+                offset += x.shape[0]
+                yield result
 
     def _raw_output(self, X):
         """Network outputs for ``X``, shape (n_samples, output_dim), float32 numpy."""
         check_is_fitted(self)
-        X_tensor = self._encode_X(X)
-        out = np.empty((X_tensor.shape[0], self._output_dim()), dtype=np.float32)
+        frame = self._checked_frame(X)
+        out = np.empty((frame.shape[0], self._output_dim()), dtype=np.float32)
         start = 0
         with torch_threads(self.n_jobs):
-            for decision, *_ in self._forward_batches(X_tensor):
-                out[start : start + decision.shape[0]] = self.network_.head(decision).cpu().numpy()
+            for decision, *_ in self._forward_batches(self._frame_batches(frame)):
+                output = self.network_.head(decision)
+                _check_finite(torch.isfinite(output).all(dim=1), start)
+                out[start : start + decision.shape[0]] = output.cpu().numpy()
                 start += decision.shape[0]
         return out
 
-    def _explain_tensor(self, X_tensor):
-        n_samples, n_features = X_tensor.shape
+    def _explain_batches(self, batches, n_samples):
+        n_features = self.n_features_in_
         step_masks = np.empty((n_samples, self.n_steps, n_features), dtype=np.float32)
         step_importance = np.empty((n_samples, self.n_steps), dtype=np.float32)
         start = 0
         explanation_matrix = self.network_.embedding.explanation_matrix
-        for _, masks, eta, _ in self._forward_batches(X_tensor):
+        for _, masks, eta, _ in self._forward_batches(batches):
             stop = start + eta.shape[0]
             step_masks[start:stop] = (masks @ explanation_matrix).permute(1, 0, 2).cpu().numpy()
             step_importance[start:stop] = eta.cpu().numpy()
@@ -90,16 +126,17 @@ class InferenceMixin:
         sklearn.exceptions.NotFittedError
             If the estimator is not fitted.
         ValueError
-            If ``X`` does not have the columns seen at fit.
+            If ``X`` does not have the columns seen at fit, a numeric column holds strings or
+            infinities, or the network's outputs are not finite for some row.
 
         References
         ----------
         Arik and Pfister (2021), TabNet, AAAI; section 4 ("Interpretability").
         """
         check_is_fitted(self)
-        X_tensor = self._encode_X(X)
+        frame = self._checked_frame(X)
         with torch_threads(self.n_jobs):
-            step_masks, importances, step_importance = self._explain_tensor(X_tensor)
+            step_masks, importances, step_importance = self._explain_batches(self._frame_batches(frame), len(frame))
         return Bunch(
             step_masks=step_masks,
             importances=importances,
@@ -228,7 +265,7 @@ class InferenceMixin:
         if X_train.shape[0] > _IMPORTANCE_MAX_ROWS:
             chosen = np.sort(random_state.choice(X_train.shape[0], _IMPORTANCE_MAX_ROWS, replace=False))
             rows = X_train[torch.from_numpy(chosen).to(X_train.device)]
-        _, importances, _ = self._explain_tensor(rows)
+        _, importances, _ = self._explain_batches(rows.split(INFERENCE_BATCH_ROWS), rows.shape[0])
         used = importances.sum(axis=1) > 0
         if not used.any():
             return np.full(importances.shape[1], 1.0 / importances.shape[1])

@@ -242,35 +242,67 @@ class TabularEncoder:
         out[:, self.is_categorical_] = self._codes(frame)
         return out
 
+    def check(self, frame):
+        """Raise for any value :meth:`transform` would refuse, one column at a time.
+
+        Lets a caller encode a large table in slices while the error still counts every row,
+        with the memory of one column at a time.
+
+        Parameters
+        ----------
+        frame : pandas.DataFrame of shape (n_samples, n_features)
+
+        Raises
+        ------
+        ValueError
+            If a numeric column holds strings or infinities (counted over all rows).
+        TypeError
+            If a categorical column holds values that cannot be categories.
+        """
+        infinite = {j: int(np.isinf(values).sum()) for j, values in self._numeric_columns(frame)}
+        self._raise_for_infinities(frame, infinite)
+        for j in self._category_index:
+            column = frame.iloc[:, j]
+            if not isinstance(column.dtype, pd.CategoricalDtype):
+                _check_category_values(column)
+
     def _numeric_block(self, frame):
+        columns = list(self._numeric_columns(frame))
+        numeric = np.column_stack([values for _, values in columns]) if columns else np.empty((frame.shape[0], 0))
+        self._raise_for_infinities(frame, {j: int(np.isinf(values).sum()) for j, values in columns})
+        return numeric
+
+    def _numeric_columns(self, frame):
+        """Yield ``(position, float64 values)`` of each numeric column; missing values become NaN."""
         names = frame.columns
-        blocks = []
         for j in np.flatnonzero(~self.is_categorical_):
             column = frame.iloc[:, j]
+            if pdt.is_object_dtype(column.dtype) or pdt.is_string_dtype(column.dtype):
+                strings = column[column.map(lambda value: isinstance(value, (str, bytes)))]
+                if len(strings):
+                    raise ValueError(
+                        f"Column {names[j]!r} is numeric (it was numeric at fit or not selected by "
+                        f"categorical_features) but holds {len(strings)} string value(s), e.g. {strings.iloc[0]!r}. "
+                        "Numbers stored as text are not converted silently: convert the column with "
+                        "pandas.to_numeric, or list it in categorical_features."
+                    )
             try:
-                values = pd.to_numeric(column).to_numpy(dtype=np.float64, na_value=np.nan)
+                yield j, pd.to_numeric(column).to_numpy(dtype=np.float64, na_value=np.nan)
             except (ValueError, TypeError) as error:
-                not_numbers = column[pd.to_numeric(column, errors="coerce").isna() & column.notna()]
-                example = not_numbers.iloc[0] if len(not_numbers) else column.iloc[0]
                 raise ValueError(
-                    f"Column {names[j]!r} is numeric (it was numeric at fit or not selected by "
-                    f"categorical_features) but holds {len(not_numbers)} value(s) that are not numbers, "
-                    f"e.g. {example!r}. Convert it, or list it in categorical_features."
+                    f"Column {names[j]!r} is numeric but holds values that are not numbers, e.g. "
+                    f"{column.dropna().iloc[0]!r} of type {type(column.dropna().iloc[0]).__name__}."
                 ) from error
-            blocks.append(values)
-        numeric = np.column_stack(blocks) if blocks else np.empty((frame.shape[0], 0))
-        infinite = np.isinf(numeric)
-        if infinite.any():
-            counts = infinite.sum(axis=0)
-            where = ", ".join(
-                f"{names[j]!r}: {count}" for j, count in zip(np.flatnonzero(~self.is_categorical_), counts) if count
-            )
+
+    @staticmethod
+    def _raise_for_infinities(frame, counts):
+        where = ", ".join(f"{frame.columns[j]!r}: {count}" for j, count in counts.items() if count)
+        if where:
             raise ValueError(
                 f"Numeric input contains infinite values (column: count) {where}. Infinities are not accepted; "
                 "replace them with finite values, or with NaN to treat them as missing (missing values are "
                 "supported)."
             )
-        return numeric
 
     def _resolve_categorical(self, frame):
         n_features = frame.shape[1]

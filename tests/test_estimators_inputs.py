@@ -1,0 +1,131 @@
+"""Predict-time input checks: each bad input gets its documented behaviour and a message naming what was expected."""
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse
+import torch
+
+import sparsetab._inference
+from sparsetab import SparseTabNetClassifier, SparseTabNetRegressor
+
+FAST = dict(n_d=4, n_a=4, n_steps=2, virtual_batch_size=32, batch_size=64, max_epochs=2, random_state=0)
+
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning"),
+    pytest.mark.filterwarnings("ignore:X does not have valid feature names:UserWarning"),
+]
+
+
+def _people(n_rows=120, seed=0):
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame(
+        {
+            "city": rng.choice(["Paris", "Oslo", "Lima"], n_rows),
+            "age": rng.uniform(20, 70, n_rows),
+            "noise": rng.normal(size=n_rows),
+        }
+    )
+    return X, np.where((X["city"] == "Oslo") | (X["age"] > 55), "yes", "no")
+
+
+@pytest.fixture(scope="module")
+def model():
+    X, y = _people()
+    return SparseTabNetClassifier(**FAST).fit(X, y)
+
+
+@pytest.mark.parametrize(
+    "make_input, error, message",
+    [
+        (lambda X: X.drop(columns="noise"), ValueError, "Feature names seen at fit time, yet now missing:\n- noise"),
+        (lambda X: X.to_numpy()[:, :2], ValueError, "X has 2 features, but SparseTabNetClassifier is expecting 3"),
+        (lambda X: X.rename(columns={"age": "years"}), ValueError, "Feature names unseen at fit time:\n- years"),
+        (
+            lambda X: X[["age", "city", "noise"]],
+            ValueError,
+            "Feature names must be in the same order as they were in fit",
+        ),
+        (lambda X: X.iloc[:0], ValueError, "X is empty: found array with 0 sample"),
+        (lambda X: X["age"], ValueError, "Expected a 2-dimensional container but got <class 'pandas.Series'>"),
+        (lambda X: X["age"].to_numpy(), ValueError, "Expected 2D array, got 1D array instead"),
+        (lambda X: scipy.sparse.csr_matrix(X[["age", "noise"]].to_numpy()), TypeError, "does not accept sparse input"),
+        (
+            lambda X: X.assign(age=X["age"].astype(str)),
+            ValueError,
+            r"Column 'age' is numeric .* holds 120 string value",
+        ),
+        (lambda X: X.assign(age=X["age"].where(X.index != 3, np.inf)), ValueError, r"infinite values .* 'age': 1"),
+    ],
+    ids=[
+        "missing_column",
+        "n_columns",
+        "renamed",
+        "reordered",
+        "empty",
+        "series",
+        "1d",
+        "sparse",
+        "numeric_strings",
+        "infinity",
+    ],
+)
+def test_bad_predict_inputs_are_refused_with_a_clear_message(model, make_input, error, message):
+    X, _ = _people()
+    for method in (model.predict, model.predict_proba, model.explain):
+        with pytest.raises(error, match=message):
+            method(make_input(X))
+
+
+def test_unseen_and_missing_categories_and_missing_numbers_are_predicted(model):
+    X, _ = _people(6, seed=1)
+    X.loc[0, "city"] = "Tokyo"  # unseen at fit: reserved code 0
+    X.loc[1, "city"] = None  # missing: reserved code 0 too
+    X.loc[2, "age"] = np.nan  # missing number: learned fill value
+    proba = model.predict_proba(X)
+    assert np.isfinite(proba).all()
+    same_city = X.assign(city=None)  # a missing and an unseen category are the same input to the network
+    np.testing.assert_allclose(model.predict_proba(same_city)[:2], proba[:2], atol=1e-6)
+    np.testing.assert_array_equal(model.transform_inputs(X)[1][:2, 0], [0, 0])
+
+
+def test_numeric_strings_are_refused_at_fit_too():
+    X, y = _people()
+    with pytest.raises(ValueError, match="Column 'age' is numeric .* holds 120 string value.*pandas.to_numeric"):
+        SparseTabNetClassifier(categorical_features=["city"], **FAST).fit(X.assign(age=X["age"].astype(str)), y)
+
+
+def test_infinities_are_counted_over_all_rows_when_predicting_in_batches(model, monkeypatch):
+    monkeypatch.setattr(sparsetab._inference, "INFERENCE_BATCH_ROWS", 16)
+    X, _ = _people()
+    X.loc[[3, 50, 99], "noise"] = -np.inf
+    with pytest.raises(ValueError, match=r"'noise': 3\. "):
+        model.predict(X)
+
+
+def test_inputs_are_encoded_in_bounded_slices(model, monkeypatch):
+    monkeypatch.setattr(sparsetab._inference, "INFERENCE_BATCH_ROWS", 40)
+    X, _ = _people(100, seed=2)
+    sizes = []
+    transform = model._encoder.transform
+    monkeypatch.setattr(model._encoder, "transform", lambda frame: sizes.append(len(frame)) or transform(frame))
+    proba = model.predict_proba(X)
+    explanation = model.explain(X)
+    assert sizes == [40, 40, 20] * 2
+    monkeypatch.setattr(sparsetab._inference, "INFERENCE_BATCH_ROWS", 1000)
+    np.testing.assert_allclose(proba, model.predict_proba(X), atol=1e-6)
+    np.testing.assert_allclose(explanation.importances, model.explain(X).importances, atol=1e-6)
+
+
+def test_non_finite_network_outputs_are_an_error_not_nan_predictions():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(100, 3))
+    model = SparseTabNetRegressor(**FAST).fit(X, X[:, 0])
+    huge = X[:5].copy()
+    huge[2, 1] = 1e300  # finite, but overflows float32
+    with pytest.raises(ValueError, match=r"not finite \(NaN or infinity\) for 1 row\(s\) of a batch, first at row 2"):
+        model.predict(huge)
+    with torch.no_grad():
+        model.network_.head.bias.fill_(float("nan"))  # weights gone bad (e.g. edited by hand)
+    with pytest.raises(ValueError, match="not finite"):
+        model.predict(X[:5])
