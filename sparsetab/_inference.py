@@ -80,18 +80,20 @@ class InferenceMixin:
         n_features = self.n_features_in_
         step_masks = np.empty((n_samples, self.n_steps, n_features), dtype=np.float32)
         step_importance = np.empty((n_samples, self.n_steps), dtype=np.float32)
+        importances = np.empty((n_samples, n_features), dtype=np.float32)
         start = 0
         explanation_matrix = self.network_.embedding.explanation_matrix
         for _, masks, eta, _ in self._forward_batches(batches):
             stop = start + eta.shape[0]
-            step_masks[start:stop] = (masks @ explanation_matrix).permute(1, 0, 2).cpu().numpy()
+            batch_masks = (masks @ explanation_matrix).permute(1, 0, 2)
+            step_masks[start:stop] = batch_masks.cpu().numpy()
             step_importance[start:stop] = eta.cpu().numpy()
+            # Paper, section 4: M_agg = sum_i eta[i] M[i] / sum_j sum_i eta[i] M[i]; each M[i] row
+            # sums to 1, so the denominator is sum_i eta[i]; a row whose eta are all 0 gets zeros.
+            weighted = torch.einsum("ns,nsf->nf", eta, batch_masks)
+            total = eta.sum(dim=1, keepdim=True)
+            importances[start:stop] = torch.where(total > 0, weighted / total.clamp_min(1e-30), 0.0).cpu().numpy()
             start = stop
-        # Paper, section 4: M_agg = sum_i eta[i] M[i] / sum_j sum_i eta[i] M[i]; each M[i] row
-        # sums to 1, so the denominator is sum_i eta[i].
-        weighted = np.einsum("ns,nsf->nf", step_importance, step_masks)
-        total = step_importance.sum(axis=1, keepdims=True)
-        importances = np.divide(weighted, total, out=np.zeros_like(weighted), where=total > 0)
         return step_masks, importances, step_importance
 
     def explain(self, X):

@@ -36,7 +36,8 @@ def to_frame(X):
     """
     if isinstance(X, pd.DataFrame):
         return X
-    return pd.DataFrame(X).infer_objects()
+    # copy=False: pandas >= 3 copies a numpy array by default, doubling the memory of a large input.
+    return pd.DataFrame(X, copy=False).infer_objects()
 
 
 def _is_auto_categorical(series):
@@ -134,10 +135,14 @@ class TabularEncoder:
         if numeric.shape[1]:
             observed = ~np.isnan(numeric)
             counts = observed.sum(axis=0)
-            # NaN-aware mean and standard deviation without numpy's all-NaN warnings.
-            mean = np.where(observed, numeric, 0.0).sum(axis=0) / np.maximum(counts, 1)
-            variance = np.where(observed, (numeric - mean) ** 2, 0.0).sum(axis=0) / np.maximum(counts, 1)
-            std = np.sqrt(variance)
+            # NaN-aware mean and standard deviation without numpy's all-NaN warnings, computed on
+            # the column divided by its largest magnitude, so squares of huge values cannot overflow.
+            peak = np.where(observed, np.abs(numeric), 0.0).max(axis=0)
+            peak = np.where(peak > 0, peak, 1.0)
+            scaled = numeric / peak
+            scaled_mean = np.where(observed, scaled, 0.0).sum(axis=0) / np.maximum(counts, 1)
+            variance = np.where(observed, (scaled - scaled_mean) ** 2, 0.0).sum(axis=0) / np.maximum(counts, 1)
+            mean, std = scaled_mean * peak, np.sqrt(variance) * peak
             self.center_[~self.is_categorical_] = mean
             self.scale_[~self.is_categorical_] = np.where(std > 0, std, 1.0)
             self.has_missing_[~self.is_categorical_] = counts < numeric.shape[0]

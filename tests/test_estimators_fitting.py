@@ -369,3 +369,18 @@ def test_model_fitted_on_a_gpu_unpickles_on_a_cpu_only_machine(monkeypatch):
     monkeypatch.setattr(TabNet, "to", lambda network, *args, **kwargs: moved.append(args) or network)
     again = pickle.loads(blob)
     assert moved == [(torch.device("cuda", 0),)] and again._device == torch.device("cuda", 0)
+
+
+def test_divergence_restores_finite_weights_and_predictions_stay_finite():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    model = SparseTabNetRegressor(
+        n_d=4, n_a=4, learning_rate=1e8, max_grad_norm=None, max_epochs=20, batch_size=64, virtual_batch_size=32
+    )
+    with pytest.warns(RuntimeWarning, match="became non-finite at epoch 1; training stopped and the last finite"):
+        model.set_params(random_state=0).fit(X, 10 * X[:, 0])
+    assert model.n_iter_ == 0 and model.loss_curve_ == []
+    assert all(torch.isfinite(value).all() for value in model.network_.state_dict().values())
+    assert np.isfinite(model.predict(X)).all()
+    explanation = model.explain(X)
+    assert np.isfinite(explanation.step_masks).all() and np.isfinite(explanation.importances).all()

@@ -84,6 +84,14 @@ def test_numeric_missing_values_stay_nan_and_infinities_are_named():
     np.testing.assert_array_equal(encoder.has_missing_, [True, True, True])
     np.testing.assert_allclose(out[:, 0], [-1.0, np.nan, 1.0, np.nan])
     assert np.isnan(out[:, 1]).all() and np.isnan(out[1, 2])
+
+
+def test_huge_finite_values_do_not_overflow_the_standardisation():
+    encoder = TabularEncoder()
+    out = encoder.fit_transform(pd.DataFrame({"a": [1e300, -1e300, 0.0, 0.0]}))
+    np.testing.assert_allclose(encoder.center_, [0.0])
+    np.testing.assert_allclose(encoder.scale_, [np.sqrt(0.5) * 1e300])
+    np.testing.assert_allclose(out[:, 0], [np.sqrt(2), -np.sqrt(2), 0.0, 0.0], rtol=1e-6)
     encoder = TabularEncoder()
     encoder.fit_transform(pd.DataFrame({"a": [1.0, 2.0]}))
     with pytest.raises(ValueError, match="Column 'a' is numeric"):
