@@ -1,6 +1,7 @@
 """sparsetab: TabNet with sparse entmax-family attention, as scikit-learn estimators.
 
-Public names: :class:`SparseTabNetClassifier`, :class:`SparseTabNetRegressor`, the display
+Public names: :class:`SparseTabNetClassifier`, :class:`SparseTabNetRegressor`,
+:class:`SparseTabNetPretrainer` (self-supervised pretraining), the display
 classes of :mod:`sparsetab.inspection`, :func:`load_model` (for files written by
 ``save_model``) and ``__version__``. Data loaders live in :mod:`sparsetab.datasets`, the sparse maps in
 :mod:`sparsetab.entmax` and the torch model in :mod:`sparsetab.network`.
@@ -16,12 +17,14 @@ from .inspection import (  # noqa: E402
     SampleExplanationDisplay,
     TrainingHistoryDisplay,
 )
+from .pretraining import SparseTabNetPretrainer  # noqa: E402
 
 __all__ = [
     "FeatureImportanceDisplay",
     "FeatureMaskDisplay",
     "SampleExplanationDisplay",
     "SparseTabNetClassifier",
+    "SparseTabNetPretrainer",
     "SparseTabNetRegressor",
     "TrainingHistoryDisplay",
     "__version__",

@@ -12,7 +12,7 @@ from sklearn.base import BaseEstimator, _fit_context, is_classifier
 from sklearn.metrics import check_scoring
 from sklearn.model_selection import train_test_split
 from sklearn.utils import _safe_indexing, check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.multiclass import unique_labels
 from sklearn.utils.validation import (
     _check_sample_weight,
@@ -78,6 +78,72 @@ def _drop_zero_weight_rows(frame, y, sample_weight):
     return frame.iloc[keep], _safe_indexing(y, keep), weights[keep]
 
 
+def network_config(estimator, encoder, widths, groups, output_dim):
+    """The keyword arguments of :class:`~sparsetab.network.TabNet` for a fitted column encoding.
+
+    Parameters
+    ----------
+    estimator : BaseEstimator
+        Supplies the architecture parameters (n_d, n_a, n_steps, gamma, n_independent,
+        n_shared, virtual_batch_size, momentum, entmax_mode, entmax_alpha).
+    encoder : TabularEncoder
+        The fitted column encoding (cardinalities, columns with missing values).
+    widths : list of int
+        Embedding width of each column.
+    groups : list of list of int or None
+        The attention groups.
+    output_dim : int
+        Width of the head.
+
+    Returns
+    -------
+    dict
+        Plain ints, floats, strings and lists, so that a model file stores it as JSON.
+    """
+    return dict(
+        cardinalities=list(encoder.cardinalities),
+        embedding_dims=[int(width) for width in widths],
+        output_dim=int(output_dim),
+        n_d=int(estimator.n_d),
+        n_a=int(estimator.n_a),
+        n_steps=int(estimator.n_steps),
+        gamma=float(estimator.gamma),
+        n_independent=int(estimator.n_independent),
+        n_shared=int(estimator.n_shared),
+        virtual_batch_size=int(estimator.virtual_batch_size),
+        momentum=float(estimator.momentum),
+        entmax_mode=estimator.entmax_mode,
+        entmax_alpha=float(estimator.entmax_alpha),
+        attention_groups=groups,
+        missing_indicators=np.flatnonzero(encoder.has_missing_).tolist(),
+    )
+
+
+def validate_frame(estimator, X, reset):
+    """Check ``X``, record or compare its columns on ``estimator``, and return it as a DataFrame.
+
+    A DataFrame is returned as it is (never a copy); sparse input is a TypeError and an empty
+    table a ValueError.
+    """
+    sparse_frame = isinstance(X, pd.DataFrame) and any(isinstance(dtype, pd.SparseDtype) for dtype in X.dtypes)
+    if scipy.sparse.issparse(X) or sparse_frame:
+        raise TypeError(
+            f"{type(estimator).__name__} does not accept sparse input (got {type(X).__name__}); "
+            "convert it with X.toarray() or a dense DataFrame."
+        )
+    if isinstance(X, pd.DataFrame):
+        validate_data(estimator, X, reset=reset, skip_check_array=True)
+        if X.shape[0] == 0:
+            raise ValueError(
+                f"X is empty: found array with 0 sample(s) (shape={X.shape}) while a minimum of 1 is required."
+            )
+        if X.shape[1] == 0:
+            raise ValueError(f"X has 0 feature(s) (shape={X.shape}) while a minimum of 1 is required.")
+        return X
+    X = validate_data(estimator, X, reset=reset, dtype=None, ensure_all_finite=False)
+    return to_frame(X)
+
+
 class BaseSparseTabNet(InferenceMixin, TorchStatePickleMixin, BaseEstimator):
     """Shared implementation of :class:`SparseTabNetClassifier` and :class:`SparseTabNetRegressor`.
 
@@ -119,6 +185,7 @@ class BaseSparseTabNet(InferenceMixin, TorchStatePickleMixin, BaseEstimator):
             None,
         ],
         "device": [str, torch.device],
+        "pretrained": [HasMethods(["fit", "transform"]), None],
     }
 
     def __init__(
@@ -153,6 +220,7 @@ class BaseSparseTabNet(InferenceMixin, TorchStatePickleMixin, BaseEstimator):
         warm_start=False,
         n_jobs=None,
         device="cpu",
+        pretrained=None,
     ):
         self.n_d = n_d
         self.n_a = n_a
@@ -183,6 +251,7 @@ class BaseSparseTabNet(InferenceMixin, TorchStatePickleMixin, BaseEstimator):
         self.warm_start = warm_start
         self.n_jobs = n_jobs
         self.device = device
+        self.pretrained = pretrained
 
     # ----- hooks for the subclasses -------------------------------------------------------
     @abstractmethod
@@ -207,23 +276,7 @@ class BaseSparseTabNet(InferenceMixin, TorchStatePickleMixin, BaseEstimator):
     # ----- input validation ---------------------------------------------------------------
     def _validate_X(self, X, reset):
         """Check ``X``, record or compare its columns, and return it as a DataFrame (never a copy of one)."""
-        sparse_frame = isinstance(X, pd.DataFrame) and any(isinstance(dtype, pd.SparseDtype) for dtype in X.dtypes)
-        if scipy.sparse.issparse(X) or sparse_frame:
-            raise TypeError(
-                f"{type(self).__name__} does not accept sparse input (got {type(X).__name__}); "
-                "convert it with X.toarray() or a dense DataFrame."
-            )
-        if isinstance(X, pd.DataFrame):
-            validate_data(self, X, reset=reset, skip_check_array=True)
-            if X.shape[0] == 0:
-                raise ValueError(
-                    f"X is empty: found array with 0 sample(s) (shape={X.shape}) while a minimum of 1 is required."
-                )
-            if X.shape[1] == 0:
-                raise ValueError(f"X has 0 feature(s) (shape={X.shape}) while a minimum of 1 is required.")
-            return X
-        X = validate_data(self, X, reset=reset, dtype=None, ensure_all_finite=False)
-        return to_frame(X)
+        return validate_frame(self, X, reset)
 
     def _encode_X(self, X):
         """Validate ``X`` against the fitted columns and return the float32 tensor for the network."""
@@ -412,9 +465,14 @@ class BaseSparseTabNet(InferenceMixin, TorchStatePickleMixin, BaseEstimator):
             )
 
         device = self._device
+        pretrainer = self._fitted_pretrainer() if first_pass else None
         if first_pass:
-            self._encoder = TabularEncoder(self.categorical_features)
-            X_train = torch.from_numpy(self._encoder.fit_transform(frame)).to(device)
+            if pretrainer is None:
+                self._encoder = TabularEncoder(self.categorical_features)
+                X_train = torch.from_numpy(self._encoder.fit_transform(frame)).to(device)
+            else:  # the pretrainer's column encoding, categories and standardisation
+                self._encoder = copy.deepcopy(pretrainer._encoder)
+                X_train = torch.from_numpy(self._encoder.transform(frame)).to(device)
             names = self._feature_names()
             self.categories_ = {
                 str(names[j]): np.asarray(categories, dtype=object)
@@ -429,27 +487,16 @@ class BaseSparseTabNet(InferenceMixin, TorchStatePickleMixin, BaseEstimator):
         if first_pass:
             widths = embedding_dims(self.cat_emb_dim, frame.columns, self._encoder.is_categorical_)
             self._attention_groups = attention_groups(self.grouped_features, frame.columns)
-            # Plain ints, floats, strings and lists: a model file (save_model) stores it as JSON.
-            self._network_config = dict(
-                cardinalities=list(self._encoder.cardinalities),
-                embedding_dims=[int(width) for width in widths],
-                output_dim=int(self._output_dim()),
-                n_d=int(self.n_d),
-                n_a=int(self.n_a),
-                n_steps=int(self.n_steps),
-                gamma=float(self.gamma),
-                n_independent=int(self.n_independent),
-                n_shared=int(self.n_shared),
-                virtual_batch_size=int(self.virtual_batch_size),
-                momentum=float(self.momentum),
-                entmax_mode=self.entmax_mode,
-                entmax_alpha=float(self.entmax_alpha),
-                attention_groups=self._attention_groups,
-                missing_indicators=np.flatnonzero(self._encoder.has_missing_).tolist(),
-            )
+            groups, output_dim = self._attention_groups, self._output_dim()
+            self._network_config = network_config(self, self._encoder, widths, groups, output_dim)
             with torch.random.fork_rng(devices=[]):  # seed the weights without touching the global RNG
                 torch.manual_seed(seed)
                 self.network_ = TabNet(**self._network_config)
+            if pretrainer is not None:
+                encoder_state = pretrainer.network_.encoder.state_dict()
+                self.network_.load_state_dict(
+                    {name: value for name, value in encoder_state.items() if not name.startswith("head.")}, strict=False
+                )
             self._architecture = {name: copy.deepcopy(getattr(self, name)) for name in _ARCHITECTURE_PARAMETERS}
             self._optimizer_state = None
             generator = torch.Generator().manual_seed(seed)
@@ -608,6 +655,47 @@ class BaseSparseTabNet(InferenceMixin, TorchStatePickleMixin, BaseEstimator):
 
     def __sklearn_is_fitted__(self):
         return getattr(self, "_fitted", False)
+
+    def _fitted_pretrainer(self):
+        """The fitted SparseTabNetPretrainer behind ``pretrained`` (None without one), checked against X."""
+        from sklearn.frozen import FrozenEstimator
+
+        from .pretraining import ENCODER_PARAMETERS, SparseTabNetPretrainer
+
+        if self.pretrained is None:
+            return None
+        pretrainer = self.pretrained.estimator if isinstance(self.pretrained, FrozenEstimator) else self.pretrained
+        if not isinstance(pretrainer, SparseTabNetPretrainer):
+            raise ValueError(
+                f"pretrained must be a fitted SparseTabNetPretrainer (or a FrozenEstimator of one), got "
+                f"{type(pretrainer).__name__}."
+            )
+        if not pretrainer.__sklearn_is_fitted__():
+            raise ValueError(
+                "pretrained is a SparseTabNetPretrainer that is not fitted. Fit it first; inside GridSearchCV, "
+                "cross_val_score or any other clone(), pass sklearn.frozen.FrozenEstimator(pretrainer), which "
+                "clone keeps as it is (a plain estimator parameter is cloned unfitted)."
+            )
+        mismatched = [
+            f"{name}={getattr(self, name)!r} (pretrained: {getattr(pretrainer, name)!r})"
+            for name in ENCODER_PARAMETERS
+            if not _same_value(getattr(self, name), getattr(pretrainer, name))
+        ]
+        if mismatched:
+            raise ValueError(
+                "The architecture differs from the pretrained encoder's: " + ", ".join(mismatched) + ". Use the "
+                "pretrainer's values for these parameters."
+            )
+        ours, theirs = getattr(self, "feature_names_in_", None), getattr(pretrainer, "feature_names_in_", None)
+        if self.n_features_in_ != pretrainer.n_features_in_ or (
+            (ours is None) != (theirs is None) or (ours is not None and list(ours) != list(theirs))
+        ):
+            raise ValueError(
+                f"X's columns differ from the pretrained encoder's: X has "
+                f"{list(ours) if ours is not None else self.n_features_in_} and the pretrainer was fitted on "
+                f"{list(theirs) if theirs is not None else pretrainer.n_features_in_} (names and order must match)."
+            )
+        return pretrainer
 
     def _split_validation(self, frame, targets, weights, stratify, seed):
         n_samples = frame.shape[0]

@@ -184,7 +184,9 @@ class InferenceMixin:
         both. Loading builds no object from the file and runs no code (``torch.load`` with
         ``weights_only=True``), unlike pickle and joblib, which also work but can execute
         arbitrary code from a file: load those only from sources you trust. The write is atomic
-        (a temporary file, then a rename), so a crash never leaves a half-written model.
+        (a temporary file, then a rename), so a crash never leaves a half-written model. The
+        ``pretrained`` parameter is stored as None: it only matters at fit, and the fine-tuned
+        weights are in the file.
 
         Parameters
         ----------

@@ -193,7 +193,13 @@ def save_estimator(estimator, path):
         callable ``scoring``).
     """
     encoder = _Encoder()
-    params = {name: encoder.encode(value, f"parameter {name}") for name, value in estimator.get_params().items()}
+    params = {
+        name: encoder.encode(value, f"parameter {name}")
+        for name, value in estimator.get_params(deep=False).items()
+        if name != "pretrained"
+    }
+    # The pretrainer only matters at fit: the fine-tuned weights are in the file.
+    params["pretrained"] = None
     state = {
         name: encoder.encode(value, f"fitted attribute {name}")
         for name, value in vars(estimator).items()

@@ -121,6 +121,14 @@ _COMMON_PARAMETERS = """
         that is not available raises a ValueError at fit, never a silent fallback. A model
         fitted on a GPU unpickles on a machine without one: its network is then loaded on
         the CPU (with a warning).
+    pretrained : SparseTabNetPretrainer, FrozenEstimator of one, or None, default=None
+        A fitted :class:`~sparsetab.pretraining.SparseTabNetPretrainer`: ``fit`` then starts
+        from its encoder weights (the head is new) and uses its column encoding and
+        categories. Its architecture parameters (n_d, n_a, n_steps, gamma, n_independent,
+        n_shared, entmax_mode, entmax_alpha, categorical_features, cat_emb_dim,
+        grouped_features) and X's columns must match, else ``fit`` raises a ValueError.
+        ``clone`` (GridSearchCV, cross_val_score) turns an estimator parameter into an unfitted
+        copy: pass ``sklearn.frozen.FrozenEstimator(pretrainer)`` there, which clone keeps.
 """
 
 _COMMON_ATTRIBUTES = """
@@ -277,6 +285,7 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
         warm_start=False,
         n_jobs=None,
         device="cpu",
+        pretrained=None,
     ):
         super().__init__(
             n_d=n_d,
@@ -308,6 +317,7 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
             warm_start=warm_start,
             n_jobs=n_jobs,
             device=device,
+            pretrained=pretrained,
         )
         self.class_weight = class_weight
 

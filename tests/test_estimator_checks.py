@@ -8,7 +8,7 @@ from sklearn.datasets import make_classification, make_regression
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from sparsetab import SparseTabNetClassifier, SparseTabNetRegressor
+from sparsetab import SparseTabNetClassifier, SparseTabNetPretrainer, SparseTabNetRegressor
 
 # Small and quick, but enough epochs for the checks that demand a fitted model of some quality
 # (check_classifiers_train, check_regressors_train), as scikit-learn does for its MLP.
@@ -33,7 +33,11 @@ def _expected_failed_checks(estimator):
 
 
 @parametrize_with_checks(
-    [SparseTabNetClassifier(max_epochs=30, **FAST), SparseTabNetRegressor(max_epochs=30, **FAST)],
+    [
+        SparseTabNetClassifier(max_epochs=30, **FAST),
+        SparseTabNetRegressor(max_epochs=30, **FAST),
+        SparseTabNetPretrainer(max_epochs=5, **FAST),
+    ],
     expected_failed_checks=_expected_failed_checks,
 )
 def test_scikit_learn_estimator_checks(estimator, check):

@@ -13,12 +13,14 @@ from sklearn.compose import ColumnTransformer
 from sklearn.datasets import make_classification
 from sklearn.ensemble import StackingClassifier, VotingClassifier
 from sklearn.experimental import enable_halving_search_cv  # noqa: F401
+from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV, HalvingGridSearchCV, StratifiedKFold, cross_val_score
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
-from sparsetab import SparseTabNetClassifier, SparseTabNetRegressor
+from sparsetab import SparseTabNetClassifier, SparseTabNetPretrainer, SparseTabNetRegressor
+from sparsetab.pretraining import ENCODER_PARAMETERS
 
 FAST = dict(n_d=4, n_a=4, n_steps=1, n_shared=1, n_independent=1, virtual_batch_size=32, batch_size=64, random_state=0)
 
@@ -106,14 +108,17 @@ def test_clone_keeps_every_non_default_parameter():
         early_stopping=True, validation_fraction=0.2, n_iter_no_change=3, tol=1e-3, scoring="accuracy",
         class_weight="balanced", random_state=7, verbose=0, warm_start=True, n_jobs=1, device="cpu",
     )  # fmt: skip
-    model = SparseTabNetClassifier(**params)
-    assert set(params) == set(model.get_params())  # every parameter is exercised
-    twin = clone(model)
-    assert twin.get_params() == params
     X, y = _table()
+    encoder_params = {name: params[name] for name in ENCODER_PARAMETERS}
+    params["pretrained"] = FrozenEstimator(SparseTabNetPretrainer(**encoder_params, max_epochs=1).fit(X))
+    model = SparseTabNetClassifier(**params)
+    assert set(params) == set(model.get_params(deep=False))  # every parameter is exercised
+    twin = clone(model)
+    assert twin.get_params(deep=False) == params
+    assert twin.pretrained is params["pretrained"]  # clone keeps a FrozenEstimator as it is
     twin.fit(X, y)
     assert not hasattr(model, "network_")  # the original stays unfitted
-    assert clone(twin).get_params() == params and not hasattr(clone(twin), "network_")
+    assert clone(twin).get_params(deep=False) == params and not hasattr(clone(twin), "network_")
 
 
 def test_grid_search_over_training_length_and_halving_search_on_epochs():

@@ -1,4 +1,4 @@
-"""The TabNet torch model: blocks, attentive transformer, embeddings and the encoder.
+"""The TabNet torch model: blocks, attentive transformer, embeddings, the encoder and the pretraining decoder.
 
 Nothing here depends on scikit-learn; the estimators in :mod:`sparsetab` drive it.
 """
@@ -6,6 +6,7 @@ Nothing here depends on scikit-learn; the estimators in :mod:`sparsetab` drive i
 from .attentive import ENTMAX_MODES, AttentiveTransformer
 from .blocks import FeatureTransformer, GhostBatchNorm, GLULayer
 from .embeddings import InputEmbedding
+from .pretraining import PretrainingNetwork, reconstruction_loss
 from .tabnet import TabNet
 
 __all__ = [
@@ -15,5 +16,7 @@ __all__ = [
     "GhostBatchNorm",
     "GLULayer",
     "InputEmbedding",
+    "PretrainingNetwork",
     "TabNet",
+    "reconstruction_loss",
 ]

@@ -116,7 +116,7 @@ class TabNet(nn.Module):
         """list of float: the alpha of each step's sparse map (learned ones in adaptive mode)."""
         return [attentive.alpha for attentive in self.attentive_transformers]
 
-    def encode(self, x):
+    def encode(self, x, obfuscation=None):
         """Run the decision steps.
 
         Parameters
@@ -124,6 +124,10 @@ class TabNet(nn.Module):
         x : torch.Tensor of shape (batch, n_columns), float
             See :class:`~sparsetab.network.embeddings.InputEmbedding` (NaN marks a missing
             numeric value).
+        obfuscation : torch.Tensor of shape (batch, n_groups), float, default=None
+            Self-supervised pretraining only: 1 where an attention group is hidden from the
+            encoder. Its embedded columns are zeroed and the prior starts at
+            ``P[0] = 1 - obfuscation`` (paper, section 5 "Self-supervised learning").
 
         Returns
         -------
@@ -137,24 +141,45 @@ class TabNet(nn.Module):
         sparsity_loss : torch.Tensor, scalar
             Mean entropy of the masks over steps and rows (paper, section 3, ``L_sparse``).
         """
-        features = self.input_bn(self.embedding(x))
+        step_decisions, masks, sparsity_loss = self.decision_steps(x, obfuscation)
+        decision = torch.stack(step_decisions).sum(dim=0)
+        step_importance = torch.stack([step.sum(dim=1) for step in step_decisions], dim=1)
+        return decision, masks, step_importance, sparsity_loss
+
+    def decision_steps(self, x, obfuscation=None):
+        """The per-step decision outputs ``ReLU(d_i)``, before they are summed.
+
+        Parameters
+        ----------
+        x : torch.Tensor of shape (batch, n_columns), float
+        obfuscation : torch.Tensor of shape (batch, n_groups), float, default=None
+            See :meth:`encode`.
+
+        Returns
+        -------
+        step_decisions : list of torch.Tensor of shape (batch, n_d), length n_steps
+        masks : torch.Tensor of shape (n_steps, batch, n_groups)
+        sparsity_loss : torch.Tensor, scalar
+        """
+        embedded = self.embedding(x)
         group_matrix = self.embedding.group_matrix
+        if obfuscation is None:
+            prior = torch.ones(x.shape[0], group_matrix.shape[0], dtype=embedded.dtype, device=embedded.device)
+        else:
+            prior = 1.0 - obfuscation
+            embedded = embedded * (prior @ group_matrix)
+        features = self.input_bn(embedded)
         attention = self.initial_transformer(features)[:, self.n_d :]
-        prior = torch.ones(x.shape[0], group_matrix.shape[0], dtype=features.dtype, device=features.device)
-        decision = 0.0
-        masks, step_importance, entropies = [], [], []
+        masks, step_decisions, entropies = [], [], []
         for step in range(self.n_steps):
             mask = self.attentive_transformers[step](attention, prior)
             entropies.append(torch.sum(-mask * torch.log(mask + self.epsilon), dim=1).mean())
             prior = (self.gamma - mask) * prior
             out = self.step_transformers[step](features * (mask @ group_matrix))
-            step_decision = torch.relu(out[:, : self.n_d])
+            step_decisions.append(torch.relu(out[:, : self.n_d]))
             attention = out[:, self.n_d :]
-            decision = decision + step_decision
             masks.append(mask)
-            step_importance.append(step_decision.sum(dim=1))
-        sparsity_loss = torch.stack(entropies).mean()
-        return decision, torch.stack(masks), torch.stack(step_importance, dim=1), sparsity_loss
+        return step_decisions, torch.stack(masks), torch.stack(entropies).mean()
 
     def forward(self, x):
         """Predict raw outputs.

@@ -1,0 +1,131 @@
+"""SparseTabNetPretrainer and fine-tuning with pretrained=."""
+
+import pickle
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
+from sklearn.frozen import FrozenEstimator
+from sklearn.model_selection import GridSearchCV
+from sklearn.preprocessing import StandardScaler
+
+from sparsetab import SparseTabNetClassifier, SparseTabNetPretrainer, SparseTabNetRegressor, load_model
+
+ARCH = dict(n_d=4, n_a=4, n_steps=2, n_independent=1, n_shared=1, virtual_batch_size=32)
+
+pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+
+
+def _table(n_rows=600, seed=0):
+    # Redundant columns, so that a hidden column can be reconstructed from the others.
+    rng = np.random.default_rng(seed)
+    base = rng.normal(size=n_rows)
+    X = pd.DataFrame(
+        {
+            "a": base,
+            "b": 2.0 * base + 0.05 * rng.normal(size=n_rows),
+            "c": -base + 0.05 * rng.normal(size=n_rows),
+            "colour": np.where(base > 0, "red", "blue"),
+        }
+    )
+    X.loc[::11, "c"] = np.nan
+    return X, (base + 0.3 * rng.normal(size=n_rows) > 0).astype(int)
+
+
+@pytest.fixture(scope="module")
+def pretrainer():
+    X, _ = _table()
+    return SparseTabNetPretrainer(max_epochs=40, batch_size=128, learning_rate=0.03, random_state=0, **ARCH).fit(X)
+
+
+def test_reconstruction_loss_decreases_and_beats_the_mean(pretrainer):
+    assert pretrainer.n_iter_ == 40 and pretrainer.loss_curve_[-1] < 0.5 * pretrainer.loss_curve_[0]
+    X_test, _ = _table(300, seed=1)
+    # predicting each hidden column's mean scores about 1 (each column is scaled by its variance)
+    assert pretrainer.reconstruction_score(X_test) < 0.5
+    untrained = SparseTabNetPretrainer(max_epochs=1, learning_rate=1e-9, random_state=0, **ARCH).fit(X_test)
+    assert untrained.reconstruction_score(X_test) > 2 * pretrainer.reconstruction_score(X_test)
+
+
+def test_transform_gives_the_encoder_embedding_with_feature_names(pretrainer):
+    X, _ = _table(50, seed=2)
+    embedding = pretrainer.transform(X)
+    assert embedding.shape == (50, 4) and embedding.dtype == np.float64 and (embedding >= 0).all()
+    with torch.inference_mode():
+        encoded = torch.from_numpy(pretrainer._encoder.transform(X))
+        expected = pretrainer.network_.encoder.eval().encode(encoded)[0].numpy()
+    np.testing.assert_allclose(embedding, expected, rtol=1e-6)
+    names = [f"sparsetabnetpretrainer{j}" for j in range(4)]
+    assert list(pretrainer.get_feature_names_out()) == names
+    frame = clone(pretrainer).set_output(transform="pandas").fit(X).transform(X)
+    assert list(frame.columns) == names and list(frame.index) == list(X.index)
+
+
+def test_early_stopping_keeps_the_best_validation_weights():
+    X, _ = _table(400)
+    model = SparseTabNetPretrainer(
+        max_epochs=30, early_stopping=True, n_iter_no_change=3, batch_size=128, random_state=0, **ARCH
+    ).fit(X)
+    assert model.validation_scores_.shape == (model.n_iter_,)
+    assert model.validation_scores_[model.best_iteration_] == model.validation_scores_.max()
+
+
+def test_fine_tuning_starts_from_the_pretrained_encoder(pretrainer):
+    X, y = _table(200, seed=3)
+    # A vanishing learning rate keeps the starting point: the encoder weights are the pretrained ones.
+    model = SparseTabNetClassifier(max_epochs=1, learning_rate=1e-12, pretrained=pretrainer, **ARCH).fit(X, y)
+    pretrained = dict(pretrainer.network_.encoder.named_parameters())
+    for name, parameter in model.network_.named_parameters():
+        if not name.startswith("head."):
+            torch.testing.assert_close(parameter.detach(), pretrained[name].detach(), rtol=0, atol=1e-8)
+    fresh = SparseTabNetClassifier(max_epochs=1, learning_rate=1e-12, random_state=0, **ARCH).fit(X, y)
+    assert not torch.allclose(fresh.network_.shared_fcs[0].weight, pretrained["shared_fcs.0.weight"])
+    # the pretrainer's column encoding is used: same categories and standardisation
+    np.testing.assert_array_equal(model._encoder.center_, pretrainer._encoder.center_)
+
+
+def test_grid_search_fine_tunes_from_the_pretrained_weights(pretrainer):
+    X, y = _table(200, seed=4)
+    search = GridSearchCV(
+        SparseTabNetClassifier(max_epochs=1, pretrained=FrozenEstimator(pretrainer), **ARCH),
+        {"learning_rate": [1e-12, 2e-12]},
+        cv=2,
+    ).fit(X, y)
+    tuned = search.best_estimator_.network_
+    expected = pretrainer.network_.encoder.initial_transformer.layers[0].fc.weight
+    torch.testing.assert_close(
+        tuned.initial_transformer.layers[0].fc.weight.detach(), expected.detach(), atol=1e-8, rtol=0
+    )
+
+
+def test_mismatches_and_unfitted_pretrainers_are_refused(pretrainer):
+    X, y = _table(100, seed=5)
+    with pytest.raises(ValueError, match=r"architecture differs .* n_d=8 \(pretrained: 4\)"):
+        SparseTabNetClassifier(**dict(ARCH, n_d=8), pretrained=pretrainer).fit(X, y)
+    with pytest.raises(ValueError, match=r"entmax_mode='entmax15' \(pretrained: 'sparsemax'\)"):
+        SparseTabNetClassifier(**ARCH, entmax_mode="entmax15", pretrained=pretrainer).fit(X, y)
+    with pytest.raises(ValueError, match="X's columns differ from the pretrained encoder's"):
+        SparseTabNetClassifier(**ARCH, pretrained=pretrainer).fit(X[["b", "a", "c", "colour"]], y)
+    with pytest.raises(ValueError, match="not fitted.*FrozenEstimator"):
+        SparseTabNetClassifier(**ARCH, pretrained=clone(pretrainer)).fit(X, y)
+    with pytest.raises(ValueError, match="pretrained must be a fitted SparseTabNetPretrainer .* got StandardScaler"):
+        SparseTabNetClassifier(**ARCH, pretrained=FrozenEstimator(StandardScaler())).fit(X, y)
+    with pytest.raises(ValueError, match="'pretrained' parameter of SparseTabNetClassifier must be an object"):
+        SparseTabNetClassifier(**ARCH, pretrained=SparseTabNetRegressor()).fit(X, y)
+    with pytest.raises(NotFittedError):
+        SparseTabNetPretrainer().transform(X)
+    with pytest.raises(ValueError, match="at least 2 rows"):
+        SparseTabNetPretrainer(**ARCH).fit(X.iloc[:1])
+
+
+def test_fine_tuned_models_regress_pickle_and_save(pretrainer, tmp_path):
+    X, _ = _table(200, seed=6)
+    regressor = SparseTabNetRegressor(max_epochs=2, pretrained=pretrainer, random_state=0, **ARCH).fit(X, X["a"] * 3)
+    loaded = load_model(regressor.save_model(tmp_path / "model.sparsetab"))
+    assert loaded.pretrained is None
+    np.testing.assert_array_equal(loaded.predict(X), regressor.predict(X))
+    restored = pickle.loads(pickle.dumps(pretrainer))
+    np.testing.assert_array_equal(restored.transform(X), pretrainer.transform(X))
