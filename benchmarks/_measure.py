@@ -9,8 +9,6 @@ import shlex
 import sys
 import threading
 
-import psutil
-
 
 def _malloc_trim():
     """``malloc_trim(0)`` of glibc where available: hand freed heap memory back to the OS."""
@@ -32,6 +30,8 @@ class PeakRSS:
     """
 
     def __init__(self, interval=0.005):
+        import psutil  # the bench extra; imported here so that cpu_model() works without it
+
         self.interval = interval
         self.process = psutil.Process()
         self.increase_mib = None

@@ -22,6 +22,7 @@ import shlex
 import sys
 
 import torch
+from _measure import cpu_model
 from torch.utils.benchmark import Timer
 
 from sparsetab.entmax import entmax15, sparsemax
@@ -40,17 +41,6 @@ def _import_entmax():
             "Install it with `pip install entmax==1.3` (it is a benchmark/test-only dependency)."
         )
     return entmax
-
-
-def _cpu_name():
-    try:
-        with open("/proc/cpuinfo") as cpuinfo:
-            for line in cpuinfo:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def _maps(entmax):
@@ -132,7 +122,7 @@ def main():
     print("# sparsetab.entmax speed: sparsetab vs entmax 1.3 vs softmax\n")
     print(
         f"Command: `{command}`, run on {datetime.date.today().isoformat()}, {os.cpu_count()} CPU cores "
-        f"({_cpu_name()}, {platform.machine()}),{note} Python {platform.python_version()}, "
+        f"({cpu_model()}, {platform.machine()}),{note} Python {platform.python_version()}, "
         f"torch {torch.__version__} with `torch.set_num_threads(1)`, entmax {entmax.__version__}. "
         "float32, normalised over the last dimension; median of `torch.utils.benchmark.Timer.blocked_autorange` "
         f"(min_run_time={min_run_time}s), minimum over {repeats} interleaved repeat(s); "
