@@ -2,6 +2,7 @@
 
 import copy
 import numbers
+import warnings
 from abc import abstractmethod
 
 import numpy as np
@@ -473,6 +474,16 @@ class BaseSparseTabNet(InferenceMixin, TorchStatePickleMixin, BaseEstimator):
             else:  # the pretrainer's column encoding, categories and standardisation
                 self._encoder = copy.deepcopy(pretrainer._encoder)
                 X_train = torch.from_numpy(self._encoder.transform(frame)).to(device)
+                unseen = {frame.columns[j]: share for j, share in self._encoder.unseen_share(frame).items()}
+                if any(share > 0.5 for share in unseen.values()):
+                    columns = ", ".join(f"{name!r}: {share:.0%}" for name, share in unseen.items() if share > 0.5)
+                    warnings.warn(
+                        f"Most values of some categorical columns were not seen by the pretrainer ({columns}); they "
+                        "map to the reserved 'unseen' code, so these columns carry little information. Pretrain on "
+                        "data with the same categories.",
+                        UserWarning,
+                        stacklevel=5,
+                    )
             names = self._feature_names()
             self.categories_ = {
                 str(names[j]): np.asarray(categories, dtype=object)

@@ -44,7 +44,8 @@ _REBUILT = ("network_", "_encoder", "_device")
 def atomic_write(path, suffix):
     """Yield a temporary path next to ``path``; on success it replaces ``path`` in one step.
 
-    Readers never see a half-written file, and a failed write leaves an existing file as it was.
+    Readers never see a half-written file, and a failed write leaves an existing file as it was. A
+    replaced file keeps its permissions; a symbolic link is followed.
 
     Parameters
     ----------
@@ -58,13 +59,20 @@ def atomic_write(path, suffix):
     str
         The temporary path to write.
     """
-    directory = os.path.dirname(os.path.abspath(os.fspath(path)))
+    # Through a symbolic link, write the file it points to (as open() would), not a file replacing the link.
+    path = os.path.realpath(os.fspath(path))
+    directory = os.path.dirname(path)
     handle, temporary = tempfile.mkstemp(dir=directory, prefix=".sparsetab-", suffix=suffix)
     os.close(handle)
     try:
         yield temporary
-        # mkstemp creates the file private (0600); give it the permissions a plain open() would.
-        os.chmod(temporary, 0o666 & ~_umask())
+        # mkstemp creates the file private (0600); give it the permissions open() would: those of the
+        # file it replaces, else the default for a new file.
+        try:
+            mode = os.stat(path).st_mode & 0o7777
+        except FileNotFoundError:
+            mode = 0o666 & ~_umask()
+        os.chmod(temporary, mode)
         os.replace(temporary, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
@@ -249,7 +257,9 @@ def _read(path):
     if not isinstance(content, dict) or content.get("format") != FORMAT:
         raise ValueError(f"{os.fspath(path)!r} is not a sparsetab model file (no {FORMAT!r} format marker).")
     version = content.get("format_version")
-    if not isinstance(version, int) or version > FORMAT_VERSION:
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise ValueError(f"{os.fspath(path)!r} has an invalid model-file format version {version!r}.")
+    if version > FORMAT_VERSION:
         raise ValueError(
             f"{os.fspath(path)!r} has model-file format version {version!r}, newer than the versions this sparsetab "
             f"{__version__} reads (up to {FORMAT_VERSION}); upgrade sparsetab to load it."
@@ -263,7 +273,13 @@ def _read(path):
             f"{os.fspath(path)!r} fails its integrity check (SHA-256 of the metadata and weights): the file was "
             "modified or corrupted after it was written."
         )
-    return json.loads(metadata), tensors
+    metadata = json.loads(metadata)
+    if metadata.get("format_version") != version:  # the outer marker is outside the digest: compare
+        raise ValueError(
+            f"{os.fspath(path)!r} is a damaged sparsetab model file: its format version marker ({version!r}) "
+            f"differs from the one in its checked metadata ({metadata.get('format_version')!r})."
+        )
+    return metadata, tensors
 
 
 def load_model(path):

@@ -13,6 +13,7 @@ Column typing is decided once, at fit, and replayed at predict:
 """
 
 import numbers
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -61,6 +62,25 @@ def _check_category_values(column):
                 f"Column {column.name!r} holds {value!r} of type {type(value).__name__}, which cannot be a "
                 "category: the argument must be a string or a number (or a missing value, None / NaN)."
             )
+
+
+def _warn_numbers_as_text(frame, is_categorical):
+    """Warn about text columns whose values all read as numbers: "auto" makes them categorical."""
+    for j in np.flatnonzero(is_categorical):
+        column = frame.iloc[:, j]
+        if isinstance(column.dtype, pd.CategoricalDtype) or pdt.is_bool_dtype(column.dtype):
+            continue
+        values = column.dropna()
+        if len(values) and values.map(lambda value: isinstance(value, str)).all():
+            if pd.to_numeric(values, errors="coerce").notna().all():
+                warnings.warn(
+                    f"Column {frame.columns[j]!r} holds numbers stored as text (e.g. {values.iloc[0]!r}); with "
+                    "categorical_features='auto' it is categorical, one category per distinct value. Convert it "
+                    "with pandas.to_numeric to use it as a number, or list the categorical columns in "
+                    "categorical_features to keep it categorical without this warning.",
+                    UserWarning,
+                    stacklevel=5,
+                )
 
 
 def _sorted_categories(values):
@@ -166,6 +186,27 @@ class TabularEncoder:
             If a numeric column holds strings or infinities.
         """
         return self._assemble(frame, self._numeric_block(frame))
+
+    def unseen_share(self, frame):
+        """Share of each categorical column's present values that are not categories seen at fit.
+
+        Parameters
+        ----------
+        frame : pandas.DataFrame of shape (n_samples, n_features)
+
+        Returns
+        -------
+        dict of int -> float
+            Column position -> share in [0, 1] (0 for a column with no present value).
+        """
+        shares = {}
+        for j, index in self._category_index.items():
+            column = frame.iloc[:, j]
+            values = column.astype(object) if isinstance(column.dtype, pd.CategoricalDtype) else column
+            present = values.notna().to_numpy()
+            unseen = (index.get_indexer(values) < 0) & present
+            shares[j] = float(unseen.sum() / present.sum()) if present.any() else 0.0
+        return shares
 
     def get_state(self):
         """The fitted state, as plain values (for model files).
@@ -286,17 +327,21 @@ class TabularEncoder:
                 strings = column[column.map(lambda value: isinstance(value, (str, bytes)))]
                 if len(strings):
                     raise ValueError(
-                        f"Column {names[j]!r} is numeric (it was numeric at fit or not selected by "
-                        f"categorical_features) but holds {len(strings)} string value(s), e.g. {strings.iloc[0]!r}. "
-                        "Numbers stored as text are not converted silently: convert the column with "
-                        "pandas.to_numeric, or list it in categorical_features."
+                        f"Column {names[j]!r} (dtype {column.dtype}) is read as numeric (numeric at fit, or not in "
+                        f"categorical_features={self.categorical_features!r}) but holds {len(strings)} string "
+                        f"value(s), e.g. {strings.iloc[0]!r}. Numbers stored as text are not converted silently: "
+                        "convert the column with pandas.to_numeric. A categorical column must be in "
+                        "categorical_features (a list replaces the automatic detection)."
                     )
             try:
                 yield j, pd.to_numeric(column).to_numpy(dtype=np.float64, na_value=np.nan)
             except (ValueError, TypeError) as error:
+                example = column.dropna().iloc[0]
                 raise ValueError(
-                    f"Column {names[j]!r} is numeric but holds values that are not numbers, e.g. "
-                    f"{column.dropna().iloc[0]!r} of type {type(column.dropna().iloc[0]).__name__}."
+                    f"Column {names[j]!r} (dtype {column.dtype}) is read as numeric (numeric at fit, or not in "
+                    f"categorical_features={self.categorical_features!r}) but holds values that are not numbers, "
+                    f"e.g. {example!r} of type {type(example).__name__}. A categorical column must be in "
+                    "categorical_features (a list replaces the automatic detection)."
                 ) from error
 
     @staticmethod
@@ -327,7 +372,9 @@ class TabularEncoder:
                 )
         spec = self.categorical_features
         if isinstance(spec, str) and spec == "auto":
-            return np.array([_is_auto_categorical(column) for _, column in frame.items()], dtype=bool)
+            mask = np.array([_is_auto_categorical(column) for _, column in frame.items()], dtype=bool)
+            _warn_numbers_as_text(frame, mask)
+            return mask
         mask = np.zeros(n_features, dtype=bool)
         if spec is None:
             return mask

@@ -11,7 +11,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._base import _AUTO_EARLY_STOPPING_MIN_ROWS, BaseSparseTabNet, network_config, validate_frame
 from ._columns import attention_groups, embedding_dims
-from ._inference import INFERENCE_BATCH_ROWS
+from ._inference import INFERENCE_BATCH_ROWS, _check_finite
 from ._runtime import TorchStatePickleMixin, resolve_device, torch_threads
 from ._tabular import TabularEncoder
 from ._training import TrainingConfig, train_network
@@ -318,8 +318,9 @@ see :class:`SparseTabNetClassifier`
         sklearn.exceptions.NotFittedError
             If the pretrainer is not fitted.
         ValueError
-            If ``X`` does not have the columns seen at fit, or a numeric column holds strings
-            or infinities.
+            If ``X`` does not have the columns seen at fit, a numeric column holds strings or
+            infinities, or the embedding is not finite for some row (values far outside the
+            training range overflow float32): never NaN output.
         """
         check_is_fitted(self)
         frame = validate_frame(self, X, reset=False)
@@ -330,7 +331,9 @@ see :class:`SparseTabNetClassifier`
             for start in range(0, frame.shape[0], INFERENCE_BATCH_ROWS):
                 rows = frame.iloc[start : start + INFERENCE_BATCH_ROWS]
                 batch = torch.from_numpy(self._encoder.transform(rows)).to(self._device)
-                out[start : start + len(rows)] = encoder.encode(batch)[0].cpu().numpy()
+                embedding = encoder.encode(batch)[0]
+                _check_finite(torch.isfinite(embedding).all(dim=1), start)
+                out[start : start + len(rows)] = embedding.cpu().numpy()
         return out
 
     def reconstruction_score(self, X):

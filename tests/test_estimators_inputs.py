@@ -53,7 +53,7 @@ def model():
         (
             lambda X: X.assign(age=X["age"].astype(str)),
             ValueError,
-            r"Column 'age' is numeric .* holds 120 string value",
+            r"Column 'age' \(dtype .*\) is read as numeric .* holds 120 string value",
         ),
         (lambda X: X.assign(age=X["age"].where(X.index != 3, np.inf)), ValueError, r"infinite values .* 'age': 1"),
     ],
@@ -91,7 +91,9 @@ def test_unseen_and_missing_categories_and_missing_numbers_are_predicted(model):
 
 def test_numeric_strings_are_refused_at_fit_too():
     X, y = _people()
-    with pytest.raises(ValueError, match="Column 'age' is numeric .* holds 120 string value.*pandas.to_numeric"):
+    with pytest.raises(
+        ValueError, match=r"Column 'age' \(dtype .*\) is read as numeric .* holds 120 string value.*pandas.to_numeric"
+    ):
         SparseTabNetClassifier(categorical_features=["city"], **FAST).fit(X.assign(age=X["age"].astype(str)), y)
 
 

@@ -186,3 +186,23 @@ def test_unsavable_parameters_and_unfitted_models_are_refused(tmp_path):
     with pytest.raises(TypeError, match="parameter scoring holds"):
         model.save_model(tmp_path / "model.sparsetab")
     assert not (tmp_path / "model.sparsetab").exists()
+
+
+def test_saving_keeps_the_replaced_files_permissions_and_follows_links(classifier, tmp_path):
+    path = tmp_path / "model.sparsetab"
+    path.write_bytes(b"old")
+    os.chmod(path, 0o600)
+    classifier.save_model(path)
+    assert os.stat(path).st_mode & 0o777 == 0o600
+    link = tmp_path / "link.sparsetab"
+    link.symlink_to(path)
+    classifier.save_model(link)
+    assert link.is_symlink() and load_model(link).n_iter_ == classifier.n_iter_
+
+
+@pytest.mark.parametrize("version", [0, True, "1"])
+def test_invalid_format_versions_are_refused(classifier, tmp_path, version):
+    content = torch.load(classifier.save_model(tmp_path / "model.sparsetab"), weights_only=True)
+    torch.save(dict(content, format_version=version), tmp_path / "edited.sparsetab")
+    with pytest.raises(ValueError, match="invalid model-file format version"):
+        load_model(tmp_path / "edited.sparsetab")

@@ -129,3 +129,24 @@ def test_fine_tuned_models_regress_pickle_and_save(pretrainer, tmp_path):
     np.testing.assert_array_equal(loaded.predict(X), regressor.predict(X))
     restored = pickle.loads(pickle.dumps(pretrainer))
     np.testing.assert_array_equal(restored.transform(X), pretrainer.transform(X))
+
+
+def test_constant_and_rarely_missing_columns_keep_the_loss_on_its_scale():
+    X, _ = _table(300)
+    X = X.assign(only=pd.Categorical(["one"] * 300), flag=True, empty=np.nan)
+    X.loc[7, "a"] = np.nan  # one missing value: its indicator is constant in most batches
+    model = SparseTabNetPretrainer(max_epochs=3, batch_size=64, random_state=0, **ARCH).fit(X)
+    assert max(model.loss_curve_) < 10 and model.reconstruction_score(X) < 10
+
+
+def test_transform_refuses_to_return_nan_embeddings(pretrainer):
+    X, _ = _table(20, seed=7)
+    X.loc[4, "b"] = 1e300  # finite, but overflows float32
+    with pytest.raises(ValueError, match=r"not finite .* first at row 4"):
+        pretrainer.transform(X)
+
+
+def test_fine_tuning_on_categories_the_pretrainer_never_saw_warns(pretrainer):
+    X, y = _table(200, seed=8)
+    with pytest.warns(UserWarning, match=r"not seen by the pretrainer \('colour': 100%\)"):
+        SparseTabNetClassifier(max_epochs=1, pretrained=pretrainer, **ARCH).fit(X.assign(colour="green"), y)

@@ -1,3 +1,5 @@
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -94,7 +96,7 @@ def test_huge_finite_values_do_not_overflow_the_standardisation():
     np.testing.assert_allclose(out[:, 0], [np.sqrt(2), -np.sqrt(2), 0.0, 0.0], rtol=1e-6)
     encoder = TabularEncoder()
     encoder.fit_transform(pd.DataFrame({"a": [1.0, 2.0]}))
-    with pytest.raises(ValueError, match="Column 'a' is numeric"):
+    with pytest.raises(ValueError, match=r"Column 'a' \(dtype .*\) is read as numeric"):
         encoder.transform(pd.DataFrame({"a": ["one", "two"]}))
 
 
@@ -125,3 +127,20 @@ def test_category_values_that_are_not_strings_or_numbers_are_a_type_error(value)
         TabularEncoder().fit_transform(bad)
     with pytest.raises(TypeError, match="the argument must be a string or a number"):
         encoder.transform(bad)
+
+
+def test_numbers_stored_as_text_warn_at_fit_and_a_list_of_categorical_columns_is_explained():
+    frame = pd.DataFrame({"a": ["1.5", "2", None, "3"], "b": ["x", "y", "x", "y"], "c": [1.0, 2.0, 3.0, 4.0]})
+    with pytest.warns(UserWarning, match="Column 'a' holds numbers stored as text"):
+        encoder = TabularEncoder()
+        encoder.fit_transform(frame)
+    assert encoder.is_categorical_.tolist() == [True, True, False]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        TabularEncoder(["a", "b"]).fit_transform(frame)  # listed explicitly: no warning
+    with pytest.raises(ValueError, match=r"Column 'b' \(dtype .*\) is read as numeric \(numeric at fit, or not in cat"):
+        TabularEncoder(["a"]).fit_transform(frame)
+    # a category-dtype column left out of an explicit list is numeric too, and the message says why
+    frame = frame.assign(b=pd.Categorical(frame["b"]))
+    with pytest.raises(ValueError, match=r"Column 'b' \(dtype category\) .* list replaces the automatic detection"):
+        TabularEncoder(["a"]).fit_transform(frame)

@@ -14,8 +14,8 @@ from .tabnet import TabNet
 
 __all__ = ["PretrainingNetwork", "reconstruction_loss"]
 
-# Added to the per-column variance in the loss, so a constant column does not divide by 0.
-_VARIANCE_EPSILON = 1e-9
+# Columns whose batch variance is below this are constant over the batch: they get weight 0.
+_CONSTANT_VARIANCE = 1e-6
 
 
 def reconstruction_loss(reconstruction, target, hidden, n_standardised=0):
@@ -26,7 +26,10 @@ def reconstruction_loss(reconstruction, target, hidden, n_standardised=0):
     feature, since features can have different ranges). The first ``n_standardised`` columns
     are already standardised over the training rows, so their population variance is 1; the
     others (missing indicators, embedding dimensions, which change during training) use their
-    variance over the batch. A row with no hidden entry has loss 0.
+    variance over the batch, and a column constant over the batch (variance below 1e-6, e.g.
+    the indicator of a rarely missing column, or a single-category column) counts 0: there is
+    no variation to reconstruct, and dividing by its variance would blow the loss up. A row
+    with no hidden entry has loss 0.
 
     Parameters
     ----------
@@ -44,9 +47,10 @@ def reconstruction_loss(reconstruction, target, hidden, n_standardised=0):
     torch.Tensor of shape (batch,)
     """
     target = target.detach()
-    variance = target.var(dim=0, unbiased=False) + _VARIANCE_EPSILON
+    variance = target.var(dim=0, unbiased=False)
     variance[:n_standardised] = 1.0
-    squared = (reconstruction - target).square() * hidden / variance
+    weight = torch.where(variance > _CONSTANT_VARIANCE, 1.0 / variance.clamp_min(_CONSTANT_VARIANCE), 0.0)
+    squared = (reconstruction - target).square() * hidden * weight
     return squared.sum(dim=1) / hidden.sum(dim=1).clamp_min(1.0)
 
 
