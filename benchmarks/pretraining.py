@@ -49,18 +49,17 @@ suite (about 10 minutes on two CPU cores). Run::
 import argparse
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import torch
 from _measure import machine_header
+from compare import load
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import train_test_split
 
 from sparsetab import SparseTabNetClassifier, SparseTabNetPretrainer
 
-DATA_DIR = Path(__file__).resolve().parent.parent / "datasets"
 DATASETS = ("higgs_sample", "forest_cover_kaggle")
 ARCH = dict(n_d=16, n_a=16, n_steps=4, gamma=1.3, n_independent=2, n_shared=2, entmax_mode="sparsemax")
 LABELLED_FIT = dict(
@@ -82,39 +81,15 @@ PAPER = {
 }
 
 
-def load(name):
-    """Features and target of data set ``name``.
+def split(name, seed, labelled):
+    """Test rows (fixed), labelled rows (drawn with ``seed``) and unlabelled rows.
+
+    The test rows are those of ``benchmarks/compare.py`` (stratified 20%, ``random_state=0``).
 
     Parameters
     ----------
     name : str
         One of ``DATASETS``.
-
-    Returns
-    -------
-    X : pandas.DataFrame
-        Numeric features.
-    y : numpy.ndarray
-        Class labels.
-    """
-    if name == "higgs_sample":
-        frame = pd.read_csv(DATA_DIR / name / "higgs_sample.csv.gz")
-        return frame.drop(columns="label"), frame["label"].to_numpy()
-    if name == "forest_cover_kaggle":
-        frame = pd.read_csv(DATA_DIR / name / "train.csv.gz").drop(columns="Id")
-        return frame.drop(columns="Cover_Type"), frame["Cover_Type"].to_numpy()
-    raise ValueError(f"unknown data set {name!r}")
-
-
-def split(X, y, seed, labelled):
-    """Test rows (fixed), labelled rows (drawn with ``seed``) and unlabelled rows.
-
-    Parameters
-    ----------
-    X : pandas.DataFrame
-        Features.
-    y : numpy.ndarray
-        Class labels.
     seed : int
         Seed of the draw of the labelled rows from the rest.
     labelled : int
@@ -125,7 +100,8 @@ def split(X, y, seed, labelled):
     dict
         ``X_labelled``, ``y_labelled``, ``X_unlabelled`` (features only), ``X_test``, ``y_test``.
     """
-    X_rest, X_test, y_rest, y_test = train_test_split(X, y, test_size=0.2, random_state=0, stratify=y)
+    X_rest, X_test, y_rest, y_test, _, _ = load(name)
+    y_rest, y_test = np.asarray(y_rest), np.asarray(y_test)
     X_labelled, X_unlabelled, y_labelled, _ = train_test_split(
         X_rest, y_rest, train_size=labelled, random_state=seed, stratify=y_rest
     )
@@ -282,10 +258,9 @@ def main():
     start = time.perf_counter()
     results, info = {}, {}
     for name in args.datasets:
-        X, y = load(name)
         results[name] = []
         for seed in args.seeds:
-            data = split(X, y, seed, args.labelled)
+            data = split(name, seed, args.labelled)
             row = run_seed(data, seed)
             results[name].append(row)
             print(
