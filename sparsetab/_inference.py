@@ -16,6 +16,13 @@ INFERENCE_BATCH_ROWS = 16384
 _IMPORTANCE_MAX_ROWS = 10000
 
 
+def feature_names(estimator):
+    """``feature_names_in_`` of a fitted estimator, or ``x0, x1, ...`` without column names (object array)."""
+    if hasattr(estimator, "feature_names_in_"):
+        return np.asarray(estimator.feature_names_in_, dtype=object)
+    return np.asarray([f"x{j}" for j in range(estimator.n_features_in_)], dtype=object)
+
+
 def _check_finite(finite_rows, offset):
     """Raise when a row's network outputs are NaN or infinite (``finite_rows``: bool tensor per row of a batch)."""
     if not bool(finite_rows.all()):
@@ -260,9 +267,7 @@ class InferenceMixin:
         return export_estimator(self, path, format)
 
     def _feature_names(self):
-        if hasattr(self, "feature_names_in_"):
-            return np.asarray(self.feature_names_in_, dtype=object)
-        return np.asarray([f"x{j}" for j in range(self.n_features_in_)], dtype=object)
+        return feature_names(self)
 
     def _training_importances(self, X_train, random_state):
         rows = X_train

@@ -11,7 +11,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._base import _AUTO_EARLY_STOPPING_MIN_ROWS, BaseSparseTabNet, network_config, validate_frame
 from ._columns import attention_groups, embedding_dims
-from ._inference import INFERENCE_BATCH_ROWS, _check_finite
+from ._inference import INFERENCE_BATCH_ROWS, _check_finite, feature_names
 from ._runtime import TorchStatePickleMixin, resolve_device, torch_threads
 from ._tabular import TabularEncoder
 from ._training import TrainingConfig, train_network
@@ -228,7 +228,7 @@ see :class:`SparseTabNetClassifier`
             seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
             self._encoder = TabularEncoder(self.categorical_features)
             encoded = torch.from_numpy(self._encoder.fit_transform(frame)).to(device)
-            names = self._feature_names()
+            names = feature_names(self)
             categories = self._encoder.categories_.items()
             self.categories_ = {str(names[j]): np.asarray(values, dtype=object) for j, values in categories}
             widths = embedding_dims(self.cat_emb_dim, frame.columns, self._encoder.is_categorical_)
@@ -294,10 +294,6 @@ see :class:`SparseTabNetClassifier`
         with torch.inference_mode():
             losses = [network(batch)[0] for batch in X_tensor.split(INFERENCE_BATCH_ROWS)]
         return float(torch.cat(losses).mean())
-
-    def _feature_names(self):
-        names = getattr(self, "feature_names_in_", None)
-        return np.asarray(names if names is not None else [f"x{j}" for j in range(self.n_features_in_)], dtype=object)
 
     def transform(self, X):
         """The encoder's decision embedding of each row.
