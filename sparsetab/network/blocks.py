@@ -99,9 +99,9 @@ class GhostBatchNorm(nn.Module):
         # Returns the normalised rows (before the affine map), and the sums over the virtual
         # batches of their means and unbiased variances, shape (2, width). Training spends most of
         # its time in per-operation overhead at TabNet's sizes, so this keeps the operation count low.
-        if chunk_rows <= 1:
-            # A single row has zero variance: it normalises to 0 (and no rows give no statistics).
-            statistics = torch.stack([part.detach().sum(dim=0), torch.zeros_like(part.detach().sum(dim=0))])
+        if chunk_rows == 1:
+            # A single row has zero variance: it normalises to 0.
+            statistics = torch.stack([part.detach().sum(dim=0), torch.zeros_like(part[0]).detach()])
             return part - part, statistics
         # (chunk_rows, n_chunks * width): virtual batch v of this group is column block v, one
         # channel per (virtual batch, feature); native_batch_norm also returns each channel's
