@@ -126,3 +126,19 @@ def test_feature_transformer_residuals_scaled_by_sqrt_half():
 def test_feature_transformer_without_layers_is_an_error():
     with pytest.raises(ValueError, match="n_shared \\+ n_independent >= 1"):
         FeatureTransformer(4, 6, torch.nn.ModuleList(), n_independent=0, virtual_batch_size=8, momentum=0.02)
+
+
+def test_ghost_batch_norm_with_a_single_row_virtual_batch_beside_larger_ones():
+    # 3 rows, virtual batches of 2 -> one virtual batch of rows {0, 1} and one of row {2} alone
+    x = torch.tensor([[1.0], [3.0], [10.0]], dtype=torch.float64, requires_grad=True)
+    gbn = GhostBatchNorm(1, virtual_batch_size=2).double().train()
+    with torch.no_grad():
+        gbn.bias.fill_(0.5)
+    out = gbn(x)
+    first = torch.nn.functional.batch_norm(x[:2].detach(), None, None, training=True) + 0.5
+    torch.testing.assert_close(out[:2].detach(), first)
+    assert out[2].item() == 0.5  # a single row normalises to 0: the output is the bias
+    out.sum().backward()
+    assert x.grad[2].item() == 0.0
+    # running statistics: means 2 and 10 -> 6; unbiased variances 2 and 0 -> 1
+    assert gbn.running_mean.item() == pytest.approx(6.0) and gbn.running_var.item() == pytest.approx(1.0)
