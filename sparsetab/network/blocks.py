@@ -17,6 +17,8 @@ from torch import nn
 __all__ = ["GhostBatchNorm", "GLULayer", "FeatureTransformer"]
 
 _SQRT_HALF = math.sqrt(0.5)
+# Training steps whose running-statistics updates a GhostBatchNorm may hold before applying them.
+_MAX_PENDING_STEPS = 64
 
 
 class GhostBatchNorm(nn.Module):
@@ -47,7 +49,10 @@ class GhostBatchNorm(nn.Module):
         ``1 / t`` at update ``t``), so the running statistics do not stay near their initial
         (0, 1) on a small data set that gives few optimisation steps; the exponential average
         takes over afterwards. The statistics of an update are the averages, over the virtual
-        batches, of their means and unbiased variances.
+        batches, of their means and unbiased variances. The updates of training steps are
+        recorded and applied together, in order, with the same result, when the running
+        statistics are needed (evaluation mode, ``state_dict``, or 64 pending steps): see
+        :meth:`flush_running_stats`.
     epsilon : float, default=1e-5
         Added to the variance for numerical stability.
 
@@ -67,6 +72,33 @@ class GhostBatchNorm(nn.Module):
         self.register_buffer("running_mean", torch.zeros(num_features))
         self.register_buffer("running_var", torch.ones(num_features))
         self.register_buffer("num_batches_tracked", torch.tensor(0, dtype=torch.long))
+        # Statistics of training steps not yet applied to the running buffers (see flush_running_stats).
+        self._pending = []
+        # Bound methods, not lambdas: the module must stay picklable.
+        self.register_state_dict_pre_hook(self._flush_before_state_dict)
+        self._register_load_state_dict_pre_hook(self._drop_pending_before_load)
+
+    def _flush_before_state_dict(self, module, prefix, keep_vars):
+        self.flush_running_stats()
+
+    def _drop_pending_before_load(self, *args, **kwargs):
+        self._pending.clear()
+
+    def train(self, mode=True):
+        """Set training mode; leaving it applies the pending running-statistics updates.
+
+        Parameters
+        ----------
+        mode : bool, default=True
+
+        Returns
+        -------
+        GhostBatchNorm
+            ``self``.
+        """
+        if not mode:
+            self.flush_running_stats()
+        return super().train(mode)
 
     def forward(self, x):
         """Normalise ``x``.
@@ -80,47 +112,85 @@ class GhostBatchNorm(nn.Module):
         torch.Tensor of shape (batch, num_features)
         """
         if not self.training:
+            if self._pending:  # checked here: tracing (torch.export) must not see the no_grad flush
+                self.flush_running_stats()
             scale = torch.rsqrt(self.running_var + self.epsilon) * self.weight
             return (x - self.running_mean) * scale + self.bias
         n_rows, width = x.shape
         n_virtual = 1 if self.virtual_batch_size is None else max(1, math.ceil(n_rows / self.virtual_batch_size))
         rows, n_large = divmod(n_rows, n_virtual)
         if n_large == 0:  # equal virtual batches, the common case
-            normalised, statistics = self._normalise(x, n_virtual, rows, width)
+            normalised, record = self._normalise(x, n_virtual, rows, width)
+            self._pending.append((n_virtual, record))
         else:  # n_large virtual batches of rows + 1 rows, then the others of rows rows
             split = n_large * (rows + 1)
-            large, large_statistics = self._normalise(x[:split], n_large, rows + 1, width)
-            small, small_statistics = self._normalise(x[split:], n_virtual - n_large, rows, width)
-            normalised, statistics = torch.cat([large, small]), large_statistics + small_statistics
-        self._update_running_stats(statistics, n_virtual)
+            large, large_record = self._normalise(x[:split], n_large, rows + 1, width)
+            small, small_record = self._normalise(x[split:], n_virtual - n_large, rows, width)
+            normalised = torch.cat([large, small])
+            self._pending.append((n_virtual, large_record, small_record))
+        if len(self._pending) >= _MAX_PENDING_STEPS:
+            self.flush_running_stats()
         return torch.addcmul(self.bias, normalised, self.weight)
 
     def _normalise(self, part, n_chunks, chunk_rows, width):
-        # Returns the normalised rows (before the affine map), and the sums over the virtual
-        # batches of their means and unbiased variances, shape (2, width). Training spends most of
-        # its time in per-operation overhead at TabNet's sizes, so this keeps the operation count low.
+        # Returns the normalised rows (before the affine map) and a record of this group's statistics
+        # for the running buffers: (chunk_rows, per-channel means, per-channel 1 / sqrt(biased
+        # variance + epsilon) or None for zero variance). Training spends most of its time in
+        # per-operation overhead at TabNet's sizes, so the statistics are only recorded here.
         if chunk_rows == 1:
             # A single row has zero variance: it normalises to 0.
-            statistics = torch.stack([part.detach().sum(dim=0), torch.zeros_like(part[0]).detach()])
-            return part - part, statistics
+            return part - part, (1, part.detach().reshape(-1), None)
         # (chunk_rows, n_chunks * width): virtual batch v of this group is column block v, one
         # channel per (virtual batch, feature); native_batch_norm also returns each channel's
         # mean and 1 / sqrt(biased variance + epsilon).
         normalised, mean, inverse_std = torch.native_batch_norm(
             part.reshape(chunk_rows, n_chunks * width), None, None, None, None, True, 0.0, self.epsilon
         )
-        with torch.no_grad():
-            unbiased_var = (inverse_std.pow(-2) - self.epsilon) * (chunk_rows / (chunk_rows - 1))
-            statistics = torch.stack([mean, unbiased_var]).reshape(2, n_chunks, width).sum(dim=1)
-        return normalised.reshape(-1, width), statistics
+        return normalised.reshape(-1, width), (chunk_rows, mean.detach(), inverse_std.detach())
 
     @torch.no_grad()
-    def _update_running_stats(self, sums, n_virtual):
-        # sums: (2, width), the sums over the virtual batches of their means and unbiased variances.
-        self.num_batches_tracked += 1
-        weight = max(self.momentum, 1.0 / int(self.num_batches_tracked))
-        self.running_mean.lerp_(sums[0] / n_virtual, weight)
-        self.running_var.lerp_(sums[1] / n_virtual, weight)
+    def flush_running_stats(self):
+        """Apply the recorded running-statistics updates of the training steps since the last flush.
+
+        Step ``t`` (counted by ``num_batches_tracked``) moves each buffer towards that step's
+        statistics with weight ``w_t = max(momentum, 1 / t)``:
+        ``running = (1 - w_t) running + w_t stat_t``. The steps are applied at once with the
+        closed form ``running_K = running_0 prod_t (1 - w_t) + sum_t w_t prod_{s > t} (1 - w_s) stat_t``,
+        the same values as one update per step up to rounding. Called by evaluation-mode forward
+        passes, ``eval()``, ``state_dict()``, and every 64 training steps.
+        """
+        if not self._pending:
+            return
+        width = self.num_features
+        steps = len(self._pending)
+        # Records of the same shape (usually all of them) are processed together, a few operations in all.
+        groups = {}
+        for step, (n_virtual, *records) in enumerate(self._pending):
+            for chunk_rows, mean, inverse_std in records:
+                key = (chunk_rows, mean.numel(), inverse_std is None)
+                groups.setdefault(key, []).append((step, n_virtual, mean, inverse_std))
+        self._pending.clear()
+        statistics = self.running_mean.new_zeros(2, steps, width)
+        for (chunk_rows, _, zero_variance), members in groups.items():
+            index = torch.tensor([member[0] for member in members], device=statistics.device)
+            scale = torch.tensor([1.0 / member[1] for member in members], dtype=statistics.dtype).to(index.device)
+            means = torch.stack([member[2] for member in members]).view(len(members), -1, width).sum(dim=1)
+            statistics[0].index_add_(0, index, means * scale[:, None])
+            if not zero_variance:
+                inverse_std = torch.stack([member[3] for member in members])
+                variance = (inverse_std.pow(-2) - self.epsilon) * (chunk_rows / (chunk_rows - 1))
+                statistics[1].index_add_(0, index, variance.view(len(members), -1, width).sum(dim=1) * scale[:, None])
+        first = int(self.num_batches_tracked) + 1
+        counts = torch.arange(first, first + steps, dtype=torch.float64)
+        weights = torch.clamp(1.0 / counts, min=self.momentum)
+        keep = 1.0 - weights
+        # later[t] = prod_{s > t} (1 - w_s)
+        later = torch.cat([torch.flip(torch.cumprod(torch.flip(keep[1:], [0]), 0), [0]), keep.new_ones(1)])
+        coefficients = (weights * later).to(statistics.dtype).to(statistics.device)
+        remaining = float(torch.prod(keep))
+        self.running_mean.mul_(remaining).add_(coefficients @ statistics[0])
+        self.running_var.mul_(remaining).add_(coefficients @ statistics[1])
+        self.num_batches_tracked += steps
 
 
 class GLULayer(nn.Module):

@@ -83,13 +83,17 @@ def test_ghost_batch_norm_running_statistics_and_eval_mode():
     # Virtual batches (interleaved) {1, 3} and {10, 14}.
     # First update takes the batch statistics as they are: virtual batch means 2 and 12 -> 7;
     # unbiased variances 2 and 8 -> 5.
+    gbn.flush_running_stats()  # the training steps' updates are applied on demand
     assert gbn.running_mean.item() == 7.0 and gbn.running_var.item() == pytest.approx(5.0)
     gbn(x + 2.0)  # second update: cumulative average (weight 1/2 > momentum), mean 9, var 5
+    gbn.flush_running_stats()
     assert gbn.running_mean.item() == 8.0 and gbn.running_var.item() == pytest.approx(5.0)
-    for _ in range(2):  # updates 3 and 4: weights 1/3 and 1/4
+    for _ in range(2):  # updates 3 and 4: weights 1/3 and 1/4, applied together by one flush
         gbn(x)
+    gbn.flush_running_stats()
     assert gbn.running_mean.item() == pytest.approx((7 + 9 + 7 + 7) / 4)
     gbn(x + 4.0)  # update 5: the exponential average with momentum 0.25 has taken over
+    gbn.flush_running_stats()
     assert gbn.running_mean.item() == pytest.approx(0.75 * 7.5 + 0.25 * 11)
     gbn.eval()
     expected = (x - gbn.running_mean) / torch.sqrt(gbn.running_var + 1e-5)
@@ -141,4 +145,27 @@ def test_ghost_batch_norm_with_a_single_row_virtual_batch_beside_larger_ones():
     out.sum().backward()
     assert x.grad[2].item() == 0.0
     # running statistics: means 2 and 10 -> 6; unbiased variances 2 and 0 -> 1
+    gbn.flush_running_stats()
     assert gbn.running_mean.item() == pytest.approx(6.0) and gbn.running_var.item() == pytest.approx(1.0)
+
+
+def test_deferred_running_statistics_equal_one_update_per_step():
+    generator = torch.Generator().manual_seed(4)
+    batches = [torch.randn(n, 3, generator=generator, dtype=torch.float64) * 2 + 1 for n in [300, 257, 300, 2] * 20]
+    stepwise = GhostBatchNorm(3, 64, momentum=0.1).double().train()
+    deferred = GhostBatchNorm(3, 64, momentum=0.1).double().train()
+    for x in batches:
+        stepwise(x)
+        stepwise.flush_running_stats()  # one update per step, as the formula is written
+        deferred(x)  # applied every 64 steps and at the end
+    deferred.eval()
+    torch.testing.assert_close(deferred.running_mean, stepwise.running_mean, rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(deferred.running_var, stepwise.running_var, rtol=1e-12, atol=1e-12)
+    assert int(deferred.num_batches_tracked) == int(stepwise.num_batches_tracked) == 80
+    # state_dict() applies pending updates first; load_state_dict() drops those of the replaced state
+    deferred.train()(batches[0])
+    assert int(deferred.state_dict()["num_batches_tracked"]) == 81
+    deferred.train()(batches[1])
+    deferred.load_state_dict(stepwise.state_dict())
+    deferred.eval()
+    torch.testing.assert_close(deferred.running_mean, stepwise.running_mean, rtol=0, atol=0)
