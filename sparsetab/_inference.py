@@ -23,6 +23,36 @@ def feature_names(estimator):
     return np.asarray([f"x{j}" for j in range(estimator.n_features_in_)], dtype=object)
 
 
+def encoded_batches(encoder, frame, device):
+    """Encode ``frame`` slice by slice, so memory stays bounded whatever its length.
+
+    A frame longer than one slice is first checked column by column (:meth:`TabularEncoder.check`),
+    so that an error counts the refused values of all rows, not only those of the failing slice;
+    a single slice is checked by its own encoding.
+
+    Parameters
+    ----------
+    encoder : TabularEncoder
+        The fitted column encoding.
+    frame : pandas.DataFrame of shape (n_samples, n_features)
+        Validated rows.
+    device : torch.device
+
+    Yields
+    ------
+    torch.Tensor of shape (at most INFERENCE_BATCH_ROWS, n_features), float32
+
+    Raises
+    ------
+    ValueError
+        If a numeric column holds strings or infinities.
+    """
+    if frame.shape[0] > INFERENCE_BATCH_ROWS:
+        encoder.check(frame)
+    for start in range(0, frame.shape[0], INFERENCE_BATCH_ROWS):
+        yield torch.from_numpy(encoder.transform(frame.iloc[start : start + INFERENCE_BATCH_ROWS])).to(device)
+
+
 def _check_finite(finite_rows, offset):
     """Raise when a row's network outputs are NaN or infinite (``finite_rows``: bool tensor per row of a batch)."""
     if not bool(finite_rows.all()):
@@ -39,17 +69,8 @@ class InferenceMixin:
     batches of :data:`INFERENCE_BATCH_ROWS` rows under ``torch.inference_mode``, ``explain``,
     ``transform_inputs`` and ``export``."""
 
-    def _checked_frame(self, X):
-        """``X`` validated against the fitted columns and checked for refused values, not encoded."""
-        frame = self._validate_X(X, reset=False)
-        self._encoder.check(frame)
-        return frame
-
     def _frame_batches(self, frame):
-        """Encode ``frame`` slice by slice, so memory stays bounded whatever its length."""
-        for start in range(0, frame.shape[0], INFERENCE_BATCH_ROWS):
-            rows = frame.iloc[start : start + INFERENCE_BATCH_ROWS]
-            yield torch.from_numpy(self._encoder.transform(rows)).to(self._device)
+        return encoded_batches(self._encoder, frame, self._device)
 
     def _forward_batches(self, batches):
         """Yield ``network.encode`` results batch by batch, in evaluation mode, without autograd.
@@ -72,7 +93,7 @@ class InferenceMixin:
     def _raw_output(self, X):
         """Network outputs for ``X``, shape (n_samples, output_dim), float32 numpy."""
         check_is_fitted(self)
-        frame = self._checked_frame(X)
+        frame = self._validate_X(X, reset=False)
         out = np.empty((frame.shape[0], self._output_dim()), dtype=np.float32)
         start = 0
         with torch_threads(self.n_jobs):
@@ -143,7 +164,7 @@ class InferenceMixin:
         Arik and Pfister (2021), TabNet, AAAI; section 4 ("Interpretability").
         """
         check_is_fitted(self)
-        frame = self._checked_frame(X)
+        frame = self._validate_X(X, reset=False)
         with torch_threads(self.n_jobs):
             step_masks, importances, step_importance = self._explain_batches(self._frame_batches(frame), len(frame))
         return Bunch(

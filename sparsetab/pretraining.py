@@ -11,7 +11,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._base import _AUTO_EARLY_STOPPING_MIN_ROWS, BaseSparseTabNet, network_config, validate_frame
 from ._columns import attention_groups, embedding_dims
-from ._inference import INFERENCE_BATCH_ROWS, _check_finite, feature_names
+from ._inference import INFERENCE_BATCH_ROWS, _check_finite, encoded_batches, feature_names
 from ._runtime import TorchStatePickleMixin, resolve_device, torch_threads
 from ._tabular import TabularEncoder
 from ._training import TrainingConfig, train_network
@@ -320,16 +320,15 @@ see :class:`SparseTabNetClassifier`
         """
         check_is_fitted(self)
         frame = validate_frame(self, X, reset=False)
-        self._encoder.check(frame)
         encoder = self.network_.encoder.eval()
         out = np.empty((frame.shape[0], self.n_d), dtype=np.float64)
+        start = 0
         with torch_threads(self.n_jobs), torch.inference_mode():
-            for start in range(0, frame.shape[0], INFERENCE_BATCH_ROWS):
-                rows = frame.iloc[start : start + INFERENCE_BATCH_ROWS]
-                batch = torch.from_numpy(self._encoder.transform(rows)).to(self._device)
+            for batch in encoded_batches(self._encoder, frame, self._device):
                 embedding = encoder.encode(batch)[0]
                 _check_finite(torch.isfinite(embedding).all(dim=1), start)
-                out[start : start + len(rows)] = embedding.cpu().numpy()
+                out[start : start + len(batch)] = embedding.cpu().numpy()
+                start += len(batch)
         return out
 
     def reconstruction_score(self, X):
@@ -352,7 +351,6 @@ see :class:`SparseTabNetClassifier`
         """
         check_is_fitted(self)
         frame = validate_frame(self, X, reset=False)
-        self._encoder.check(frame)
-        tensor = torch.from_numpy(self._encoder.transform(frame)).to(self._device)
+        tensor = torch.from_numpy(self._encoder.transform(frame)).to(self._device)  # checks every row
         with torch_threads(self.n_jobs):
             return self._reconstruction_loss(self.network_, tensor)
