@@ -126,8 +126,10 @@ def train_network(
 
     # The fused kernel updates all parameters in one call (on CPU about 4x faster than the
     # per-tensor loop, which was a tenth of a training step); other devices keep the default.
-    device_type = next(network.parameters()).device.type
-    optimizer = torch.optim.Adam(network.parameters(), lr=config.learning_rate, fused=device_type in ("cpu", "cuda"))
+    # Listed once: walking the module tree for every step's zero_grad and clipping cost about 4% of a step.
+    parameters = list(network.parameters())
+    device_type = parameters[0].device.type
+    optimizer = torch.optim.Adam(parameters, lr=config.learning_rate, fused=device_type in ("cpu", "cuda"))
     if optimizer_state is not None:
         optimizer.load_state_dict(optimizer_state)
     # ExponentialLR multiplies the optimizer's current rate, so a loaded (decayed) rate continues.
@@ -144,18 +146,20 @@ def train_network(
             network.train()
             total, total_weight = 0.0, 0.0
             for index in _batches(n_rows, config.batch_size, generator, X.device):
-                weight = sample_weight[index]
-                output, _, sparsity_loss = network(X[index])
+                # index_select: several times faster than advanced indexing for a batch of rows on CPU.
+                weight = sample_weight.index_select(0, index)
+                output, _, sparsity_loss = network(X.index_select(0, index))
                 batch_weight = weight.sum()
-                loss = (loss_function(output, y[index]) * weight).sum() / batch_weight
+                loss = (loss_function(output, y.index_select(0, index)) * weight).sum() / batch_weight
                 objective = loss + config.lambda_sparse * sparsity_loss
                 if not torch.isfinite(objective):
                     history.diverged = True
                     break
-                optimizer.zero_grad(set_to_none=True)
+                for parameter in parameters:  # what optimizer.zero_grad(set_to_none=True) does, without its hooks
+                    parameter.grad = None
                 objective.backward()
                 if config.max_grad_norm is not None:
-                    torch.nn.utils.clip_grad_norm_(network.parameters(), config.max_grad_norm, foreach=True)
+                    torch.nn.utils.clip_grad_norm_(parameters, config.max_grad_norm, foreach=True)
                 optimizer.step()
                 total += float(objective.detach()) * float(batch_weight)
                 total_weight += float(batch_weight)

@@ -110,6 +110,12 @@ class TabNet(nn.Module):
             for _ in range(n_steps)
         )
         self.head = nn.Linear(n_d, output_dim)
+        # One embedded column per group, in order: ``mask @ group_matrix`` is then ``mask`` itself, and
+        # skipping that product saves two matrix products per step in a training step (forward and backward).
+        group_matrix = self.embedding.group_matrix
+        self._groups_are_columns = group_matrix.shape[0] == group_matrix.shape[1] and bool(
+            torch.equal(group_matrix, torch.eye(group_matrix.shape[0], dtype=group_matrix.dtype))
+        )
 
     @property
     def alphas(self):
@@ -162,24 +168,32 @@ class TabNet(nn.Module):
         sparsity_loss : torch.Tensor, scalar
         """
         embedded = self.embedding(x)
-        group_matrix = self.embedding.group_matrix
+        n_groups = self.embedding.group_matrix.shape[0]
         if obfuscation is None:
-            prior = torch.ones(x.shape[0], group_matrix.shape[0], dtype=embedded.dtype, device=embedded.device)
+            prior = torch.ones(x.shape[0], n_groups, dtype=embedded.dtype, device=embedded.device)
         else:
             prior = 1.0 - obfuscation
-            embedded = embedded * (prior @ group_matrix)
+            embedded = embedded * self._spread_over_columns(prior)
         features = self.input_bn(embedded)
         attention = self.initial_transformer(features)[:, self.n_d :]
-        masks, step_decisions, entropies = [], [], []
+        masks, step_decisions = [], []
         for step in range(self.n_steps):
             mask = self.attentive_transformers[step](attention, prior)
-            entropies.append(torch.sum(-mask * torch.log(mask + self.epsilon), dim=1).mean())
             prior = (self.gamma - mask) * prior
-            out = self.step_transformers[step](features * (mask @ group_matrix))
+            out = self.step_transformers[step](features * self._spread_over_columns(mask))
             step_decisions.append(torch.relu(out[:, : self.n_d]))
             attention = out[:, self.n_d :]
             masks.append(mask)
-        return step_decisions, torch.stack(masks), torch.stack(entropies).mean()
+        masks = torch.stack(masks)
+        # Mean over steps and rows of each row's entropy: one pass over all the masks at once.
+        entropy = torch.xlogy(masks, masks + self.epsilon).sum() / -(masks.shape[0] * masks.shape[1])
+        return step_decisions, masks, entropy
+
+    def _spread_over_columns(self, group_values):
+        # (batch, n_groups) -> (batch, embedded width): each group's value on each of its embedded columns.
+        if self._groups_are_columns:
+            return group_values
+        return group_values @ self.embedding.group_matrix
 
     def forward(self, x):
         """Predict raw outputs.
@@ -197,5 +211,5 @@ class TabNet(nn.Module):
         sparsity_loss : torch.Tensor, scalar
             The sparsity regulariser, to be weighted by ``lambda_sparse``.
         """
-        decision, masks, _, sparsity_loss = self.encode(x)
-        return self.head(decision), masks, sparsity_loss
+        step_decisions, masks, sparsity_loss = self.decision_steps(x)
+        return self.head(torch.stack(step_decisions).sum(dim=0)), masks, sparsity_loss
