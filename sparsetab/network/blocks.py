@@ -9,6 +9,7 @@ Hoffer, E., Hubara, I. and Soudry, D. (2017). Train longer, generalize better: c
 generalization gap in large batch training of neural networks. NeurIPS. (Ghost batch norm.)
 """
 
+import functools
 import math
 
 import torch
@@ -163,34 +164,49 @@ class GhostBatchNorm(nn.Module):
             return
         width = self.num_features
         steps = len(self._pending)
-        # Records of the same shape (usually all of them) are processed together, a few operations in all.
+        # Records of the same shape (usually all of them, one per step) are processed together, a few
+        # operations in all.
         groups = {}
         for step, (n_virtual, *records) in enumerate(self._pending):
             for chunk_rows, mean, inverse_std in records:
                 key = (chunk_rows, mean.numel(), inverse_std is None)
                 groups.setdefault(key, []).append((step, n_virtual, mean, inverse_std))
         self._pending.clear()
-        statistics = self.running_mean.new_zeros(2, steps, width)
+        statistics = None if len(groups) == 1 else self.running_mean.new_zeros(2, steps, width)
         for (chunk_rows, _, zero_variance), members in groups.items():
-            index = torch.tensor([member[0] for member in members], device=statistics.device)
-            scale = torch.tensor([1.0 / member[1] for member in members], dtype=statistics.dtype).to(index.device)
+            scale = torch.tensor([1.0 / member[1] for member in members], dtype=self.running_mean.dtype)
+            scale = scale.to(self.running_mean.device)[:, None]
             means = torch.stack([member[2] for member in members]).view(len(members), -1, width).sum(dim=1)
-            statistics[0].index_add_(0, index, means * scale[:, None])
-            if not zero_variance:
+            if zero_variance:
+                variances = torch.zeros_like(means)
+            else:
                 inverse_std = torch.stack([member[3] for member in members])
-                variance = (inverse_std.pow(-2) - self.epsilon) * (chunk_rows / (chunk_rows - 1))
-                statistics[1].index_add_(0, index, variance.view(len(members), -1, width).sum(dim=1) * scale[:, None])
-        first = int(self.num_batches_tracked) + 1
-        counts = torch.arange(first, first + steps, dtype=torch.float64)
-        weights = torch.clamp(1.0 / counts, min=self.momentum)
-        keep = 1.0 - weights
-        # later[t] = prod_{s > t} (1 - w_s)
-        later = torch.cat([torch.flip(torch.cumprod(torch.flip(keep[1:], [0]), 0), [0]), keep.new_ones(1)])
-        coefficients = (weights * later).to(statistics.dtype).to(statistics.device)
-        remaining = float(torch.prod(keep))
+                variances = (inverse_std.pow(-2) - self.epsilon) * (chunk_rows / (chunk_rows - 1))
+                variances = variances.view(len(members), -1, width).sum(dim=1)
+            if statistics is None:  # one record per step, in step order
+                statistics = torch.stack([means * scale, variances * scale])
+            else:
+                index = torch.tensor([member[0] for member in members], device=statistics.device)
+                statistics[0].index_add_(0, index, means * scale)
+                statistics[1].index_add_(0, index, variances * scale)
+        coefficients, remaining = _running_average_coefficients(int(self.num_batches_tracked) + 1, steps, self.momentum)
+        coefficients = coefficients.to(device=statistics.device, dtype=statistics.dtype)
         self.running_mean.mul_(remaining).add_(coefficients @ statistics[0])
         self.running_var.mul_(remaining).add_(coefficients @ statistics[1])
         self.num_batches_tracked += steps
+
+
+@functools.lru_cache(maxsize=64)
+def _running_average_coefficients(first, steps, momentum):
+    # Update t = first, ..., first + steps - 1 has weight w_t = max(momentum, 1 / t). Returns the weight of
+    # each step's statistics in the final running value, w_t prod_{s > t} (1 - w_s) (float64, CPU, shared:
+    # read only), and prod_t (1 - w_t), the weight left on the initial value. Every batch norm of a network
+    # flushes the same steps, so the cache computes this once per flush of the network.
+    counts = torch.arange(first, first + steps, dtype=torch.float64)
+    weights = torch.clamp(1.0 / counts, min=momentum)
+    keep = 1.0 - weights
+    later = torch.cat([torch.flip(torch.cumprod(torch.flip(keep[1:], [0]), 0), [0]), keep.new_ones(1)])
+    return weights * later, float(torch.prod(keep))
 
 
 class GLULayer(nn.Module):
