@@ -14,6 +14,7 @@ __all__ = ["InferenceMixin"]
 INFERENCE_BATCH_ROWS = 16384
 # Rows used to compute feature_importances_ at the end of fit.
 _IMPORTANCE_MAX_ROWS = 10000
+_IMPORTANCE_BATCH_ROWS = 2048
 
 
 def feature_names(estimator):
@@ -295,7 +296,8 @@ class InferenceMixin:
         if X_train.shape[0] > _IMPORTANCE_MAX_ROWS:
             chosen = np.sort(random_state.choice(X_train.shape[0], _IMPORTANCE_MAX_ROWS, replace=False))
             rows = X_train[torch.from_numpy(chosen).to(X_train.device)]
-        _, importances, _ = self._explain_batches(rows.split(INFERENCE_BATCH_ROWS), rows.shape[0])
+        # Small batches: this runs inside fit, whose peak memory it would otherwise set.
+        _, importances, _ = self._explain_batches(rows.split(_IMPORTANCE_BATCH_ROWS), rows.shape[0])
         used = importances.sum(axis=1) > 0
         if not used.any():
             return np.full(importances.shape[1], 1.0 / importances.shape[1])

@@ -149,15 +149,20 @@ def test_ghost_batch_norm_with_a_single_row_virtual_batch_beside_larger_ones():
     assert gbn.running_mean.item() == pytest.approx(6.0) and gbn.running_var.item() == pytest.approx(1.0)
 
 
-def test_deferred_running_statistics_equal_one_update_per_step():
+@pytest.mark.parametrize(
+    "sizes",
+    [[300, 257, 300, 2] * 20, [256] * 80],
+    ids=["mixed virtual batch shapes", "one record shape per flush"],
+)
+def test_deferred_running_statistics_equal_one_update_per_step(sizes):
     generator = torch.Generator().manual_seed(4)
-    batches = [torch.randn(n, 3, generator=generator, dtype=torch.float64) * 2 + 1 for n in [300, 257, 300, 2] * 20]
+    batches = [torch.randn(n, 3, generator=generator, dtype=torch.float64) * 2 + 1 for n in sizes]
     stepwise = GhostBatchNorm(3, 64, momentum=0.1).double().train()
     deferred = GhostBatchNorm(3, 64, momentum=0.1).double().train()
     for x in batches:
         stepwise(x)
         stepwise.flush_running_stats()  # one update per step, as the formula is written
-        deferred(x)  # applied every 64 steps and at the end
+        deferred(x)  # applied every 16 steps and at the end
     deferred.eval()
     torch.testing.assert_close(deferred.running_mean, stepwise.running_mean, rtol=1e-12, atol=1e-12)
     torch.testing.assert_close(deferred.running_var, stepwise.running_var, rtol=1e-12, atol=1e-12)
