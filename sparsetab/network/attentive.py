@@ -96,15 +96,17 @@ class AttentiveTransformer(nn.Module):
         ----------
         a : torch.Tensor of shape (batch, input_dim)
             Attention features from the previous step.
-        prior : torch.Tensor of shape (batch, n_groups)
-            Prior scale ``P[i-1]``.
+        prior : torch.Tensor of shape (batch, n_groups) or None
+            Prior scale ``P[i-1]``; None stands for all ones (the first step).
 
         Returns
         -------
         torch.Tensor of shape (batch, n_groups)
             Non-negative rows summing to 1.
         """
-        scores = self.bn(self.fc(a)) * prior
+        scores = self.bn(self.fc(a))
+        if prior is not None:
+            scores = scores * prior
         training = not self.exportable
         if self.entmax_mode == "adaptive":
             alpha = 1.0 + torch.sigmoid(self.alpha_logit)

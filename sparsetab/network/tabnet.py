@@ -168,10 +168,9 @@ class TabNet(nn.Module):
         sparsity_loss : torch.Tensor, scalar
         """
         embedded = self.embedding(x)
-        n_groups = self.embedding.group_matrix.shape[0]
-        if obfuscation is None:
-            prior = torch.ones(x.shape[0], n_groups, dtype=embedded.dtype, device=embedded.device)
-        else:
+        # prior None stands for P[0] = 1 (no obfuscation), sparing two multiplications by ones.
+        prior = None
+        if obfuscation is not None:
             prior = 1.0 - obfuscation
             embedded = embedded * self._spread_over_columns(prior)
         features = self.input_bn(embedded)
@@ -179,7 +178,8 @@ class TabNet(nn.Module):
         masks, step_decisions = [], []
         for step in range(self.n_steps):
             mask = self.attentive_transformers[step](attention, prior)
-            prior = (self.gamma - mask) * prior
+            if step + 1 < self.n_steps:  # the last step's update would be unused
+                prior = self.gamma - mask if prior is None else (self.gamma - mask) * prior
             out = self.step_transformers[step](features * self._spread_over_columns(mask))
             step_decisions.append(torch.relu(out[:, : self.n_d]))
             attention = out[:, self.n_d :]
