@@ -19,10 +19,14 @@ norm momentum 0.3 (m_B = 0.7), learning rate 0.02; Syn1-Syn3 with 4 steps, gamma
 lambda_sparse 0.02; Syn4-Syn6 with 5 steps, gamma 1.5, lambda_sparse 0.005. Early stopping on
 the validation loss with a patience of 50 epochs, at most 500 epochs.
 
-Not part of the test suite (about an hour on two CPU cores). Run::
+The relevant share moves with the training trajectory far more than the AUC does, so every data
+set and mode is trained with ``--seeds`` random states (default 3): AUCs are pooled over seeds
+and test sets, shares are given as the mean and range over seeds.
+
+Not part of the test suite (about 25 minutes on two CPU cores with 3 seeds). Run::
 
     python benchmarks/syn.py [--datasets 1 2 3 4 5 6] [--modes sparsemax entmax15 constant adaptive]
-                             [--n-jobs 2] [--output benchmarks/results/syn.md]
+                             [--seeds 3] [--n-jobs 2] [--output benchmarks/results/syn.md]
 """
 
 import argparse
@@ -67,8 +71,8 @@ def relevant_share(importances, relevant):
     return (importances * relevant).sum(axis=1)
 
 
-def run_mode(k, mode, max_epochs, entmax_alpha):
-    """Fit one mode on Syn``k``; return its row of results."""
+def run_mode(k, mode, max_epochs, entmax_alpha, seed=0):
+    """Fit one mode on Syn``k`` with ``random_state = k + 100 * seed``; return its row of results."""
     torch.set_num_threads(1)  # runs in a joblib worker process: one thread per job
     (X, y, _, _), (X_val, y_val, _, _), tests = draw(k)
     model = SparseTabNetClassifier(
@@ -76,7 +80,7 @@ def run_mode(k, mode, max_epochs, entmax_alpha):
         entmax_alpha=entmax_alpha,
         max_epochs=max_epochs,
         n_iter_no_change=50,
-        random_state=k,
+        random_state=k + 100 * seed,
         **paper_hyperparameters(k),
     )
     start = time.perf_counter()
@@ -94,6 +98,7 @@ def run_mode(k, mode, max_epochs, entmax_alpha):
     return dict(
         k=k,
         model=mode,
+        seed=seed,
         auc=np.array(aucs),
         share=float(np.mean(shares)),
         branch_shares=(float(np.mean(negative_branch)), float(np.mean(positive_branch))) if k >= 4 else None,
@@ -113,6 +118,7 @@ def run_peers(k):
 
 
 def format_table(results, peers, datasets, modes):
+    """Markdown tables; ``results[k, mode]`` is the list of rows of the seeds run."""
     lines = [
         "| data set | Bayes AUC | paper TabNet | HistGradientBoosting | "
         + " | ".join(f"{mode} AUC" for mode in modes)
@@ -121,17 +127,20 @@ def format_table(results, peers, datasets, modes):
     ]
     for k in datasets:
         bayes, peer = peers[k]
-        aucs = [results[k, mode]["auc"] for mode in modes]
+        # Every seed's AUC on every test set, pooled: the spread includes the training seed's.
+        aucs = [np.concatenate([row["auc"] for row in results[k, mode]]) for mode in modes]
         best = max(auc.mean() for auc in aucs)
         lines.append(
             f"| Syn{k} | {bayes.mean():.3f} | {PAPER_TABNET_AUC[k]:.3f} | {peer.mean():.3f} +- {peer.std():.3f} | "
             + " | ".join(f"{auc.mean():.3f} +- {auc.std():.3f}" for auc in aucs)
             + f" | {best - PAPER_TABNET_AUC[k]:+.3f} |"
         )
+    n_seeds = len(results[datasets[0], modes[0]])
     lines += [
         "",
         "Share of the aggregate importance on the ground-truth relevant features (per row, averaged over "
-        "the 50,000 test rows); for Syn4-Syn6 also per branch of the switch (x11 < 0 / x11 >= 0):",
+        f"the 50,000 test rows), mean over the {n_seeds} training seeds [lowest, highest seed]; for Syn4-Syn6 "
+        "also the mean per branch of the switch (x11 < 0 / x11 >= 0):",
         "",
         "| data set | " + " | ".join(modes) + " |",
         "|---" * (1 + len(modes)) + "|",
@@ -139,22 +148,32 @@ def format_table(results, peers, datasets, modes):
     for k in datasets:
         cells = []
         for mode in modes:
-            row = results[k, mode]
-            cell = f"{row['share']:.3f}"
-            if row["branch_shares"] is not None:
-                cell += " ({:.3f} / {:.3f})".format(*row["branch_shares"])
+            rows = results[k, mode]
+            shares = [row["share"] for row in rows]
+            cell = f"{np.mean(shares):.3f} [{min(shares):.3f}, {max(shares):.3f}]"
+            if rows[0]["branch_shares"] is not None:
+                cell += " ({:.3f} / {:.3f})".format(*np.mean([row["branch_shares"] for row in rows], axis=0))
             cells.append(cell)
         lines.append(f"| Syn{k} | " + " | ".join(cells) + " |")
-    lines += ["", "Epochs run (early stopping) and fit seconds:", "", "| data set | " + " | ".join(modes) + " |"]
+    lines += [
+        "",
+        "Epochs run (early stopping) and fit seconds, means over the seeds:",
+        "",
+        "| data set | " + " | ".join(modes) + " |",
+    ]
     lines.append("|---" * (1 + len(modes)) + "|")
     for k in datasets:
-        cells = [f"{results[k, mode]['epochs']} / {results[k, mode]['fit_seconds']:.0f} s" for mode in modes]
+        cells = [
+            f"{np.mean([row['epochs'] for row in results[k, mode]]):.0f} / "
+            f"{np.mean([row['fit_seconds'] for row in results[k, mode]]):.0f} s"
+            for mode in modes
+        ]
         lines.append(f"| Syn{k} | " + " | ".join(cells) + " |")
     if "adaptive" in modes:
-        lines += ["", "Learned alpha per decision step (adaptive mode):", ""]
+        lines += ["", "Learned alpha per decision step (adaptive mode), one list per seed:", ""]
         for k in datasets:
-            alphas = ", ".join(f"{alpha:.3f}" for alpha in results[k, "adaptive"]["alphas"])
-            lines.append(f"- Syn{k}: {alphas}")
+            per_seed = "; ".join(", ".join(f"{alpha:.3f}" for alpha in row["alphas"]) for row in results[k, "adaptive"])
+            lines.append(f"- Syn{k}: {per_seed}")
     return "\n".join(lines)
 
 
@@ -165,18 +184,24 @@ def main():
     parser.add_argument("--entmax-alpha", type=float, default=1.5, help="alpha of 'constant', start of 'adaptive'")
     parser.add_argument("--max-epochs", type=int, default=500)
     parser.add_argument("--n-jobs", type=int, default=2)
+    parser.add_argument("--seeds", type=int, default=3, help="training seeds per data set and mode")
     parser.add_argument("--output", help="also write the table to this Markdown file")
     args = parser.parse_args()
     start = time.perf_counter()
     runs = Parallel(n_jobs=args.n_jobs)(
-        delayed(run_mode)(k, mode, args.max_epochs, args.entmax_alpha) for k in args.datasets for mode in args.modes
+        delayed(run_mode)(k, mode, args.max_epochs, args.entmax_alpha, seed)
+        for k in args.datasets
+        for mode in args.modes
+        for seed in range(args.seeds)
     )
-    results = {(row["k"], row["model"]): row for row in runs}
+    results = {}
+    for row in runs:
+        results.setdefault((row["k"], row["model"]), []).append(row)
     peers = {k: (bayes, peer) for k, bayes, peer in (run_peers(k) for k in args.datasets)}
     header = (
         f"sparsetab {sparsetab.__version__}, torch {torch.__version__}, scikit-learn {sklearn.__version__}, "
         f"{platform.machine()} {platform.processor() or ''} ({args.n_jobs} jobs, 1 torch thread each); "
-        f"entmax_alpha={args.entmax_alpha}, max_epochs={args.max_epochs}; wall time "
+        f"entmax_alpha={args.entmax_alpha}, max_epochs={args.max_epochs}, {args.seeds} training seeds; wall time "
         f"{time.perf_counter() - start:.0f} s."
     )
     table = header + "\n\n" + format_table(results, peers, args.datasets, args.modes)
