@@ -274,7 +274,7 @@ def test_small_categorical_data_predicts_what_it_learned():
 
 def test_divergence_warns_and_keeps_finite_predictions():
     X, y = make_regression(64, 3, random_state=0)
-    model = SparseTabNetRegressor(max_epochs=20, batch_size=16, learning_rate=1e6, max_grad_norm=None, random_state=0)
+    model = SparseTabNetRegressor(max_epochs=20, batch_size=16, learning_rate=1e8, max_grad_norm=None, random_state=0)
     with pytest.warns(RuntimeWarning, match="non-finite"):
         model.fit(X, y)
     assert np.isfinite(model.predict(X)).all()
