@@ -72,8 +72,8 @@ class TrainingHistory:
 
 
 def _batches(n_rows, batch_size, generator, device):
-    # Batches of near-equal size (they differ by at most one row), so a small last batch,
-    # in particular a single row that batch norm cannot normalise, never happens.
+    # Batches of near-equal size (they differ by at most one row), so no small last batch: a
+    # single-row batch, which batch norm maps to its bias, needs one training row or batch_size 1 or 2.
     n_batches = max(1, math.ceil(n_rows / batch_size))
     order = torch.randperm(n_rows, generator=generator).to(device)
     return torch.tensor_split(order, n_batches)

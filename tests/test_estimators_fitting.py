@@ -384,3 +384,19 @@ def test_divergence_restores_finite_weights_and_predictions_stay_finite():
     assert np.isfinite(model.predict(X)).all()
     explanation = model.explain(X)
     assert np.isfinite(explanation.step_masks).all() and np.isfinite(explanation.importances).all()
+
+
+@pytest.mark.parametrize("batch_size, n_rows", [(1, 5), (2, 3)])
+def test_one_row_training_batches(batch_size, n_rows):
+    # batch_size=1, or an odd row count with batch_size=2, gives single-row batches: each normalises to the
+    # batch norm's bias, and training must go through them.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(n_rows, 3))
+    y = X[:, 0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model = SparseTabNetRegressor(
+            n_d=4, n_a=4, batch_size=batch_size, max_epochs=2, early_stopping=False, random_state=0
+        ).fit(X, y)
+    assert model.n_iter_ == 2 and np.isfinite(model.loss_curve_).all()
+    assert np.isfinite(model.predict(X)).all()

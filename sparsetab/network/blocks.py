@@ -268,8 +268,10 @@ class GLULayer(nn.Module):
         value, gate = self.bn(self.fc(x)).chunk(2, dim=-1)
         # Elementwise ops on a strided half run several times slower on CPU than on a
         # contiguous copy (torch 2.x; nn.functional.glu included): copy both halves first.
-        # The gate's copy is a temporary: the sigmoid may overwrite it.
-        return value.contiguous() * torch.sigmoid_(gate.contiguous())
+        # The gate's copy is a temporary the sigmoid may overwrite; a single row's gate is already
+        # contiguous, a view of the batch norm's output that autograd forbids overwriting.
+        sigmoid = torch.sigmoid(gate) if gate.is_contiguous() else torch.sigmoid_(gate.contiguous())
+        return value.contiguous() * sigmoid
 
 
 class FeatureTransformer(nn.Module):

@@ -114,6 +114,26 @@ def test_glu_layer_is_fc_bn_glu():
     torch.testing.assert_close(layer(x), h[:, :3] * torch.sigmoid(h[:, 3:]))
 
 
+@pytest.mark.parametrize("training", [True, False])
+def test_glu_layer_on_a_single_row_with_autograd(training):
+    # A single row's gate half is contiguous already: the layer must not overwrite the batch norm's
+    # output in place (autograd refuses), in training mode (output: GLU of the bias) or evaluation mode.
+    torch.manual_seed(0)
+    layer = GLULayer(4, 3).double().train(training)
+    with torch.no_grad():
+        layer.bn.bias.copy_(torch.tensor([0.5, -1.0, 2.0, 0.0, 1.0, -2.0]))
+    x = torch.randn(1, 4, dtype=torch.float64, requires_grad=True)
+    out = layer(x)
+    out.sum().backward()
+    if training:
+        bias = layer.bn.bias.detach()
+        torch.testing.assert_close(out.detach(), (bias[:3] * torch.sigmoid(bias[3:]))[None])
+        assert x.grad.abs().max().item() == 0.0  # a lone row normalises to a constant
+    else:
+        h = layer.bn(layer.fc(x.detach()))
+        torch.testing.assert_close(out.detach(), h[:, :3] * torch.sigmoid(h[:, 3:]))
+
+
 def test_feature_transformer_residuals_scaled_by_sqrt_half():
     torch.manual_seed(0)
     shared = torch.nn.ModuleList([torch.nn.Linear(4, 12, bias=False), torch.nn.Linear(6, 12, bias=False)])
