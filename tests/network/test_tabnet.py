@@ -196,3 +196,23 @@ def test_exportable_attention_gives_the_same_masks(entmax_mode):
             attentive.exportable = True
         _, exported_masks, _ = network(x)
     torch.testing.assert_close(exported_masks, masks, atol=1e-5, rtol=0)
+
+
+@pytest.mark.parametrize("entmax_mode", ["sparsemax", "entmax15"])
+def test_sparsity_loss_is_the_mean_mask_entropy_with_its_gradient(entmax_mode):
+    # L_sparse = sum_i sum_b sum_j -M log(M + epsilon) / (N_steps * B) (paper, section 3), computed here per
+    # row with scipy's entropy (natural log); zero entries contribute nothing.
+    from scipy.stats import entropy
+
+    network = _network(entmax_mode).double().train()
+    x = _inputs(48).double()
+    _, masks, sparsity_loss = network(x)
+    rows = masks.detach().reshape(-1, masks.shape[-1]).numpy()
+    assert (rows == 0).any()  # the zeros of the sparse maps are part of what is checked
+    assert sparsity_loss.item() == pytest.approx(entropy(rows, axis=1).mean(), rel=1e-12)
+    # The network's gradient with respect to the masks is the derivative of that formula,
+    # -(log(M + epsilon) + M / (M + epsilon)) / (N_steps * B); at M = 0 it is -log(epsilon).
+    (gradient,) = torch.autograd.grad(sparsity_loss, masks)
+    M, epsilon = masks.detach(), network.epsilon
+    expected = -(torch.log(M + epsilon) + M / (M + epsilon)) / (masks.shape[0] * masks.shape[1])
+    torch.testing.assert_close(gradient, expected)
