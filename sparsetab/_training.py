@@ -4,12 +4,15 @@ Nothing here knows about scikit-learn; the estimator passes tensors, a per-sampl
 when early stopping or validation is on, a function that scores the current network.
 """
 
+import contextlib
 import math
 import time
 import warnings
 from dataclasses import dataclass, field
 
 import torch
+
+from ._flat_parameters import FlatParameters
 
 __all__ = ["TrainingConfig", "TrainingHistory", "train_network"]
 
@@ -138,115 +141,125 @@ def train_network(
     """
     from sklearn.exceptions import ConvergenceWarning
 
-    # The fused kernel updates all parameters in one call (on CPU about 4x faster than the
-    # per-tensor loop, which was a tenth of a training step); other devices keep the default.
     # Listed once: walking the module tree for every step's zero_grad and clipping cost about 4% of a step.
     parameters = list(network.parameters())
-    device_type = parameters[0].device.type
-    optimizer = torch.optim.Adam(parameters, lr=config.learning_rate, fused=device_type in ("cpu", "cuda"))
-    if optimizer_state is not None:
-        optimizer.load_state_dict(optimizer_state)
-    # ExponentialLR multiplies the optimizer's current rate, so a loaded (decayed) rate continues.
-    scheduler = torch.optim.lr_scheduler.ExponentialLR(optimizer, gamma=config.learning_rate_decay)
-    history = TrainingHistory(validation_scores=[] if score_function is not None else None)
-    early_stopping = config.early_stopping and not config.incremental
-    best_score, best_state, epochs_without_improvement = -math.inf, None, 0
-    n_rows = X.shape[0]
-    stacklevel = 6  # train_network <- _fit_prepared <- _fit <- fit / partial_fit <- scikit-learn fit context <- caller
-    try:
-        for epoch in range(config.max_epochs):
-            started = time.perf_counter()
-            epoch_start_state = _snapshot(network)
-            network.train()
-            total, total_weight = 0.0, 0.0
-            for index in _batches(n_rows, config.batch_size, generator, X.device):
-                # index_select: several times faster than advanced indexing for a batch of rows on CPU.
-                weight = sample_weight.index_select(0, index)
-                output, _, sparsity_loss = network(X.index_select(0, index))
-                batch_weight = weight.sum()
-                loss = (loss_function(output, y.index_select(0, index)) * weight).sum() / batch_weight
-                objective = loss + config.lambda_sparse * sparsity_loss
-                if not torch.isfinite(objective):
-                    history.diverged = True
+    # One flat tensor for clipping and Adam where the parameters allow it (see _flat_parameters); the
+    # parameters get storage of their own again when training ends, however it ends.
+    flat_parameters = FlatParameters(parameters) if FlatParameters.supports(parameters) else contextlib.nullcontext()
+    with flat_parameters as flat:
+        optimized = parameters if flat is None else [flat.flat]
+        # The fused kernel updates all parameters in one call (on CPU about 4x faster than the
+        # per-tensor loop, which was a tenth of a training step); other devices keep the default.
+        device_type = parameters[0].device.type
+        optimizer = torch.optim.Adam(optimized, lr=config.learning_rate, fused=device_type in ("cpu", "cuda"))
+        if optimizer_state is not None:
+            optimizer.load_state_dict(optimizer_state if flat is None else flat.to_flat_state(optimizer_state))
+        # ExponentialLR multiplies the optimizer's current rate, so a loaded (decayed) rate continues.
+        scheduler = torch.optim.lr_scheduler.ExponentialLR(optimizer, gamma=config.learning_rate_decay)
+        history = TrainingHistory(validation_scores=[] if score_function is not None else None)
+        early_stopping = config.early_stopping and not config.incremental
+        best_score, best_state, epochs_without_improvement = -math.inf, None, 0
+        n_rows = X.shape[0]
+        # train_network <- _fit_prepared <- _fit <- fit / partial_fit <- scikit-learn fit context <- caller
+        stacklevel = 6
+        try:
+            for epoch in range(config.max_epochs):
+                started = time.perf_counter()
+                epoch_start_state = _snapshot(network)
+                network.train()
+                total, total_weight = 0.0, 0.0
+                for index in _batches(n_rows, config.batch_size, generator, X.device):
+                    # index_select: several times faster than advanced indexing for a batch of rows on CPU.
+                    weight = sample_weight.index_select(0, index)
+                    output, _, sparsity_loss = network(X.index_select(0, index))
+                    batch_weight = weight.sum()
+                    loss = (loss_function(output, y.index_select(0, index)) * weight).sum() / batch_weight
+                    objective = loss + config.lambda_sparse * sparsity_loss
+                    if not torch.isfinite(objective):
+                        history.diverged = True
+                        break
+                    for parameter in parameters:  # what optimizer.zero_grad(set_to_none=True) does, without its hooks
+                        parameter.grad = None
+                    objective.backward()
+                    if flat is not None:
+                        flat.gather_gradients()
+                    if config.max_grad_norm is not None:
+                        torch.nn.utils.clip_grad_norm_(optimized, config.max_grad_norm, foreach=True)
+                    optimizer.step()
+                    total += float(objective.detach()) * float(batch_weight)
+                    total_weight += float(batch_weight)
+                # A finite loss can still leave overflowed weights or batch norm statistics behind.
+                history.diverged = history.diverged or not _all_finite(network)
+                if history.diverged:
+                    network.load_state_dict(best_state if best_state is not None else epoch_start_state)
+                    warnings.warn(
+                        "The training loss or the weights became non-finite at epoch "
+                        f"{config.epoch_offset + epoch + 1}; training stopped and the last finite weights were "
+                        "restored. Lower learning_rate or set max_grad_norm.",
+                        RuntimeWarning,
+                        stacklevel=stacklevel,
+                    )
                     break
-                for parameter in parameters:  # what optimizer.zero_grad(set_to_none=True) does, without its hooks
-                    parameter.grad = None
-                objective.backward()
-                if config.max_grad_norm is not None:
-                    torch.nn.utils.clip_grad_norm_(parameters, config.max_grad_norm, foreach=True)
-                optimizer.step()
-                total += float(objective.detach()) * float(batch_weight)
-                total_weight += float(batch_weight)
-            # A finite loss can still leave overflowed weights or batch norm statistics behind.
-            history.diverged = history.diverged or not _all_finite(network)
-            if history.diverged:
-                network.load_state_dict(best_state if best_state is not None else epoch_start_state)
-                warnings.warn(
-                    f"The training loss or the weights became non-finite at epoch {config.epoch_offset + epoch + 1}; "
-                    "training stopped and the last finite weights were restored. Lower learning_rate or set "
-                    "max_grad_norm.",
-                    RuntimeWarning,
-                    stacklevel=stacklevel,
-                )
-                break
-            scheduler.step()
-            epoch_loss = total / total_weight
-            # The epoch is recorded only once complete, so an interrupt leaves consistent lists.
-            epoch_score = float(score_function()) if score_function is not None else None
-            history.loss_curve.append(epoch_loss)
-            history.alpha_history.append(network.alphas)
-            message = f"epoch {config.epoch_offset + epoch + 1:4d}  loss {epoch_loss:.5f}"
-            if score_function is not None:
-                history.validation_scores.append(epoch_score)
-                message += f"  validation score {epoch_score:.5f}"
-            if config.verbose:
-                print(f"{message}  {time.perf_counter() - started:.2f} s", flush=True)
-            # Early stopping monitors the validation score; otherwise, as scikit-learn's MLP, the
-            # training loss decides convergence.
-            score = epoch_score if early_stopping else -epoch_loss
-            if math.isnan(score):
-                warnings.warn(
-                    f"The validation score is NaN at epoch {config.epoch_offset + epoch + 1} (e.g. a metric "
-                    "undefined on the validation rows); it counts as no improvement.",
-                    RuntimeWarning,
-                    stacklevel=stacklevel,
-                )
-            # As scikit-learn's MLP: patience counts epochs without an improvement of at least tol,
-            # while the kept weights are those of the best score, however small its lead.
-            epochs_without_improvement = 0 if score > best_score + config.tol else epochs_without_improvement + 1
-            if score > best_score:
-                best_score = score
-                history.best_iteration = epoch
-                if early_stopping:
-                    best_state = _snapshot(network)
-            if not config.incremental and epochs_without_improvement >= config.n_iter_no_change:
-                history.converged = True
-                break
-    except KeyboardInterrupt:
-        history.interrupted = True
-        done = len(history.loss_curve)
-        kept = (
-            f"the weights of epoch {config.epoch_offset + history.best_iteration + 1} (best validation score) were "
-            "restored"
-            if early_stopping and best_state is not None
-            else "the current weights were kept"
+                scheduler.step()
+                epoch_loss = total / total_weight
+                # The epoch is recorded only once complete, so an interrupt leaves consistent lists.
+                epoch_score = float(score_function()) if score_function is not None else None
+                history.loss_curve.append(epoch_loss)
+                history.alpha_history.append(network.alphas)
+                message = f"epoch {config.epoch_offset + epoch + 1:4d}  loss {epoch_loss:.5f}"
+                if score_function is not None:
+                    history.validation_scores.append(epoch_score)
+                    message += f"  validation score {epoch_score:.5f}"
+                if config.verbose:
+                    print(f"{message}  {time.perf_counter() - started:.2f} s", flush=True)
+                # Early stopping monitors the validation score; otherwise, as scikit-learn's MLP, the
+                # training loss decides convergence.
+                score = epoch_score if early_stopping else -epoch_loss
+                if math.isnan(score):
+                    warnings.warn(
+                        f"The validation score is NaN at epoch {config.epoch_offset + epoch + 1} (e.g. a metric "
+                        "undefined on the validation rows); it counts as no improvement.",
+                        RuntimeWarning,
+                        stacklevel=stacklevel,
+                    )
+                # As scikit-learn's MLP: patience counts epochs without an improvement of at least tol,
+                # while the kept weights are those of the best score, however small its lead.
+                epochs_without_improvement = 0 if score > best_score + config.tol else epochs_without_improvement + 1
+                if score > best_score:
+                    best_score = score
+                    history.best_iteration = epoch
+                    if early_stopping:
+                        best_state = _snapshot(network)
+                if not config.incremental and epochs_without_improvement >= config.n_iter_no_change:
+                    history.converged = True
+                    break
+        except KeyboardInterrupt:
+            history.interrupted = True
+            done = len(history.loss_curve)
+            kept = (
+                f"the weights of epoch {config.epoch_offset + history.best_iteration + 1} (best validation score) were "
+                "restored"
+                if early_stopping and best_state is not None
+                else "the current weights were kept"
+            )
+            warnings.warn(
+                f"Training interrupted by the user (KeyboardInterrupt) after {done} complete epoch(s) of this call; "
+                f"{kept} and the model is usable. Call fit again to train from scratch.",
+                UserWarning,
+                stacklevel=stacklevel,
+            )
+        if early_stopping and best_state is not None and not history.diverged:
+            network.load_state_dict(best_state)
+        network.eval()
+        history.optimizer_state = (
+            optimizer.state_dict() if flat is None else flat.from_flat_state(optimizer.state_dict())
         )
-        warnings.warn(
-            f"Training interrupted by the user (KeyboardInterrupt) after {done} complete epoch(s) of this call; "
-            f"{kept} and the model is usable. Call fit again to train from scratch.",
-            UserWarning,
-            stacklevel=stacklevel,
-        )
-    if early_stopping and best_state is not None and not history.diverged:
-        network.load_state_dict(best_state)
-    network.eval()
-    history.optimizer_state = optimizer.state_dict()
-    if not (history.converged or history.diverged or history.interrupted or config.incremental):
-        monitored = "validation score" if early_stopping else "training loss"
-        warnings.warn(
-            f"max_epochs={config.max_epochs} reached and the {monitored} was still improving. "
-            "Consider raising max_epochs.",
-            ConvergenceWarning,
-            stacklevel=stacklevel,
-        )
-    return history
+        if not (history.converged or history.diverged or history.interrupted or config.incremental):
+            monitored = "validation score" if early_stopping else "training loss"
+            warnings.warn(
+                f"max_epochs={config.max_epochs} reached and the {monitored} was still improving. "
+                "Consider raising max_epochs.",
+                ConvergenceWarning,
+                stacklevel=stacklevel,
+            )
+        return history
