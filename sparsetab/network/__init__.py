@@ -1,6 +1,12 @@
 """The TabNet torch model: blocks, attentive transformer, embeddings, the encoder and the pretraining decoder.
 
 Nothing here depends on scikit-learn; the estimators in :mod:`sparsetab` drive it.
+
+Forward hooks: :class:`TabNet` calls its feature and attentive transformers through
+``nn.Module.__call__``, so hooks registered on them (or on the network) run. Inside a feature
+transformer, the GLU layers and their fully connected and batch-norm modules are called through
+their ``forward`` directly, which saves about 4% of a training step; hooks registered on those
+inner modules are not run.
 """
 
 from .attentive import ENTMAX_MODES, AttentiveTransformer

@@ -216,3 +216,22 @@ def test_sparsity_loss_is_the_mean_mask_entropy_with_its_gradient(entmax_mode):
     M, epsilon = masks.detach(), network.epsilon
     expected = -(torch.log(M + epsilon) + M / (M + epsilon)) / (masks.shape[0] * masks.shape[1])
     torch.testing.assert_close(gradient, expected)
+
+
+def test_forward_hooks_on_the_transformers_run():
+    # The documented boundary (sparsetab.network): hooks on the feature and attentive transformers run,
+    # the blocks inside a feature transformer are called through forward directly.
+    network = _network().train()
+    seen = []
+    for name, module in [("initial", network.initial_transformer)] + [
+        (f"{kind}{index}", module)
+        for kind, modules in (("step", network.step_transformers), ("attentive", network.attentive_transformers))
+        for index, module in enumerate(modules)
+    ]:
+        module.register_forward_hook(lambda module, inputs, output, name=name: seen.append((name, output.shape)))
+    output, masks, _ = network(_inputs(32))
+    n_steps = network.n_steps
+    assert [name for name, _ in seen] == ["initial"] + [
+        name for step in range(n_steps) for name in (f"attentive{step}", f"step{step}")
+    ]
+    assert seen[1][1] == masks.shape[1:]
