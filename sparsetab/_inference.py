@@ -54,8 +54,19 @@ def encoded_batches(encoder, frame, device):
         yield torch.from_numpy(encoder.transform(frame.iloc[start : start + INFERENCE_BATCH_ROWS])).to(device)
 
 
-def _check_finite(finite_rows, offset):
-    """Raise when a row's network outputs are NaN or infinite (``finite_rows``: bool tensor per row of a batch)."""
+def _check_finite(offset, *outputs):
+    """Raise when a row's network outputs are NaN or infinite.
+
+    ``outputs``: ``(tensor, row_dim)`` pairs of one batch, ``row_dim`` the tensor's dimension of rows;
+    ``offset``: the batch's first row in the whole input, for the message.
+    """
+    # One reduction over all values first: per-row reductions over rows of a few values are several times
+    # slower, and are needed only to name the rows once something is not finite.
+    if all(bool(torch.isfinite(tensor).all()) for tensor, _ in outputs):
+        return
+    finite_rows = torch.stack(
+        [torch.isfinite(tensor).movedim(row_dim, 0).flatten(1).all(dim=1) for tensor, row_dim in outputs]
+    ).all(dim=0)
     if not bool(finite_rows.all()):
         bad = torch.nonzero(~finite_rows).flatten()
         raise ValueError(
@@ -87,7 +98,7 @@ class InferenceMixin:
         with torch.inference_mode():
             for x in batches:
                 result = self.network_.encode(x)
-                _check_finite(torch.isfinite(result[0]).all(dim=1) & torch.isfinite(result[1]).all(dim=(0, 2)), offset)
+                _check_finite(offset, (result[0], 0), (result[1], 1))
                 offset += x.shape[0]
                 yield result
 
@@ -100,7 +111,7 @@ class InferenceMixin:
         with torch_threads(self.n_jobs):
             for decision, *_ in self._forward_batches(self._frame_batches(frame)):
                 output = self.network_.head(decision)
-                _check_finite(torch.isfinite(output).all(dim=1), start)
+                _check_finite(start, (output, 0))
                 out[start : start + decision.shape[0]] = output.cpu().numpy()
                 start += decision.shape[0]
         return out

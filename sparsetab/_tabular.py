@@ -313,6 +313,14 @@ class TabularEncoder:
                 _check_category_values(column)
 
     def _numeric_block(self, frame):
+        positions = np.flatnonzero(~self.is_categorical_)
+        if all(_plain_number_dtype(dtype) for dtype in frame.dtypes.iloc[positions]):
+            # One copy of all numeric columns: numpy numbers need neither pandas.to_numeric nor a search for
+            # strings, and the column-by-column path was about a sixth of predict's time on 20 such columns.
+            numeric = frame.iloc[:, positions].to_numpy(dtype=np.float64)
+            infinite = np.isinf(numeric).sum(axis=0)
+            self._raise_for_infinities(frame, {j: int(count) for j, count in zip(positions, infinite, strict=True)})
+            return numeric
         columns = list(self._numeric_columns(frame))
         numeric = np.column_stack([values for _, values in columns]) if columns else np.empty((frame.shape[0], 0))
         self._raise_for_infinities(frame, {j: int(np.isinf(values).sum()) for j, values in columns})
@@ -323,6 +331,9 @@ class TabularEncoder:
         names = frame.columns
         for j in np.flatnonzero(~self.is_categorical_):
             column = frame.iloc[:, j]
+            if _plain_number_dtype(column.dtype):  # nothing for pandas.to_numeric to convert or refuse
+                yield j, column.to_numpy(dtype=np.float64)
+                continue
             if pdt.is_object_dtype(column.dtype) or pdt.is_string_dtype(column.dtype):
                 strings = column[column.map(lambda value: isinstance(value, (str, bytes)))]
                 if len(strings):
@@ -411,3 +422,9 @@ class TabularEncoder:
             "categorical_features must be 'auto', None, or an array-like of column names, indices "
             f"or booleans; got {spec!r}."
         )
+
+
+def _plain_number_dtype(dtype):
+    # numpy bool, integer and float columns: exactly representable as float64 values (up to rounding of large
+    # integers, as pandas.to_numeric(...).to_numpy(float64) does) and never strings.
+    return isinstance(dtype, np.dtype) and dtype.kind in "biuf"

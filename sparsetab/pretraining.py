@@ -326,7 +326,7 @@ see :class:`SparseTabNetClassifier`
         with torch_threads(self.n_jobs), torch.inference_mode():
             for batch in encoded_batches(self._encoder, frame, self._device):
                 embedding = encoder.encode(batch)[0]
-                _check_finite(torch.isfinite(embedding).all(dim=1), start)
+                _check_finite(start, (embedding, 0))
                 out[start : start + len(batch)] = embedding.cpu().numpy()
                 start += len(batch)
         return out

@@ -144,3 +144,36 @@ def test_numbers_stored_as_text_warn_at_fit_and_a_list_of_categorical_columns_is
     frame = frame.assign(b=pd.Categorical(frame["b"]))
     with pytest.raises(ValueError, match=r"Column 'b' \(dtype category\) .* list replaces the automatic detection"):
         TabularEncoder(["a"]).fit_transform(frame)
+
+
+def test_numpy_number_columns_encode_as_the_same_values_in_pandas_extension_dtypes():
+    # numpy bool, integer and float columns take a one-copy path; the same values in pandas' nullable
+    # dtypes go column by column through pandas.to_numeric. Both must give the same encoding.
+    rng = np.random.default_rng(0)
+    values = {
+        "small": rng.integers(-5, 5, 50).astype(np.int8),
+        "count": rng.integers(0, 10**6, 50).astype(np.uint32),
+        "ratio": rng.normal(size=50).astype(np.float32),
+        "wide": rng.normal(1e3, 10.0, size=50),
+        "flag": rng.random(50) > 0.5,
+    }
+    plain = pd.DataFrame(values)
+    extension = pd.DataFrame(
+        {
+            "small": pd.array(values["small"], dtype="Int8"),
+            "count": pd.array(values["count"], dtype="UInt32"),
+            "ratio": pd.array(values["ratio"], dtype="Float32"),
+            "wide": pd.array(values["wide"], dtype="Float64"),
+            "flag": pd.array(values["flag"], dtype="boolean"),
+        }
+    )
+    # flag is a bool column, categorical under "auto"; listing none makes every column numeric
+    encoder = TabularEncoder(categorical_features=[])
+    encoded = encoder.fit_transform(plain)
+    np.testing.assert_array_equal(encoder.transform(extension), encoded)
+    np.testing.assert_allclose(
+        encoded[:, 3], (values["wide"] - values["wide"].mean()) / values["wide"].std(), rtol=1e-5
+    )
+    plain.loc[7, "ratio"], plain.loc[9, "wide"] = np.inf, -np.inf
+    with pytest.raises(ValueError, match=r"infinite values \(column: count\) 'ratio': 1, 'wide': 1\. "):
+        encoder.transform(plain)

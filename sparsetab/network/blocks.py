@@ -118,8 +118,12 @@ class GhostBatchNorm(nn.Module):
         if not self.training:
             if self._pending:  # checked here: tracing (torch.export) must not see the no_grad flush
                 self.flush_running_stats()
+            # The affine map folded into one multiply-add, x * scale + shift (as inference engines fold batch
+            # norm): one pass over x instead of three, about a tenth of predict's time. Its rounding differs
+            # from (x - mean) * scale + bias by eps * |mean| * scale, which is small here because the inputs
+            # are standardised columns and linear maps of batch-normalised features.
             scale = torch.rsqrt(self.running_var + self.epsilon) * self.weight
-            return (x - self.running_mean) * scale + self.bias
+            return torch.addcmul(self.bias - self.running_mean * scale, x, scale)
         n_rows, width = x.shape
         n_virtual = 1 if self.virtual_batch_size is None else max(1, math.ceil(n_rows / self.virtual_batch_size))
         rows, n_large = divmod(n_rows, n_virtual)
