@@ -67,13 +67,12 @@ def _check_finite(offset, *outputs):
     finite_rows = torch.stack(
         [torch.isfinite(tensor).movedim(row_dim, 0).flatten(1).all(dim=1) for tensor, row_dim in outputs]
     ).all(dim=0)
-    if not bool(finite_rows.all()):
-        bad = torch.nonzero(~finite_rows).flatten()
-        raise ValueError(
-            f"The network's outputs are not finite (NaN or infinity) for {bad.numel()} row(s) of a batch, first at "
-            f"row {offset + int(bad[0])}; no prediction is returned. Values far outside the training range overflow "
-            "float32: check those rows' inputs."
-        )
+    bad = torch.nonzero(~finite_rows).flatten()
+    raise ValueError(
+        f"The network's outputs are not finite (NaN or infinity) for {bad.numel()} row(s) of a batch, first at "
+        f"row {offset + int(bad[0])}; no prediction is returned. Values far outside the training range overflow "
+        "float32: check those rows' inputs."
+    )
 
 
 class InferenceMixin:
