@@ -184,3 +184,28 @@ def test_state_conversion_round_trips_and_fills_parameters_without_state():
     empty = flat.to_flat_state({"state": {}, "param_groups": [group]})
     assert empty["state"] == {} and flat.from_flat_state(empty) == {"state": {}, "param_groups": [group]}
     flat.release()
+
+
+def test_parameters_get_their_own_storage_back_when_training_raises():
+    network = _network()
+    X, y = _problem()
+
+    def failing_loss(output, target):
+        raise RuntimeError("loss failed")
+
+    config = TrainingConfig(
+        batch_size=32,
+        max_epochs=2,
+        learning_rate=0.05,
+        learning_rate_decay=1.0,
+        max_grad_norm=None,
+        lambda_sparse=1e-3,
+        n_iter_no_change=100,
+        tol=0.0,
+        early_stopping=False,
+        verbose=0,
+    )
+    with pytest.raises(RuntimeError, match="loss failed"):
+        train_network(network, failing_loss, X, y, torch.ones(len(X), dtype=X.dtype), config, torch.Generator())
+    storages = {parameter.untyped_storage().data_ptr() for parameter in network.parameters()}
+    assert len(storages) == len(list(network.parameters()))
