@@ -1,3 +1,4 @@
+import decimal
 import warnings
 
 import numpy as np
@@ -116,8 +117,14 @@ def test_numpy_object_columns_holding_numbers_are_numeric():
     assert encoder.is_categorical_.tolist() == [False, True]
 
 
-@pytest.mark.parametrize("value", [{"foo": "bar"}, [1, 2], np.zeros(2)])
+@pytest.mark.parametrize("value", [{"foo": "bar"}, [1, 2], np.zeros(2), np.True_, pd.Timestamp(0)])
 def test_category_values_that_are_not_strings_or_numbers_are_a_type_error(value):
+    # np.True_ and Timestamp are not numbers.Number; a column of them alone is refused too
+    if np.ndim(value) == 0:
+        with pytest.raises(TypeError, match="the argument must be a string or a number"):
+            TabularEncoder(categorical_features=[0]).fit_transform(
+                pd.DataFrame({"c": pd.Series([value, None], dtype=object)})
+            )
     values = ["red", "blue", None, 3]
     encoder = TabularEncoder()
     encoder.fit_transform(pd.DataFrame({"colour": pd.Series(values, dtype=object)}))
@@ -177,3 +184,24 @@ def test_numpy_number_columns_encode_as_the_same_values_in_pandas_extension_dtyp
     plain.loc[7, "ratio"], plain.loc[9, "wide"] = np.inf, -np.inf
     with pytest.raises(ValueError, match=r"infinite values \(column: count\) 'ratio': 1, 'wide': 1\. "):
         encoder.transform(plain)
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        ["red", "blue", None, np.nan, pd.NA],
+        [b"red", b"blue", None],
+        [1, 2, np.int64(3), None],
+        [1.5, 2, np.float32(0.5), np.nan],
+        [decimal.Decimal("1.5"), None],
+        [1 + 2j, 3j],
+        [None, np.nan],
+        ["red", 3, 2.5, True, None],  # mixed: decided value by value, all accepted
+    ],
+)
+def test_category_values_that_are_strings_numbers_or_missing_are_accepted(values):
+    frame = pd.DataFrame({"c": pd.Series(values, dtype=object)})
+    encoder = TabularEncoder(categorical_features=[0])
+    codes = encoder.fit_transform(frame)[:, 0]
+    assert (codes[frame["c"].isna().to_numpy()] == 0).all()
+    np.testing.assert_array_equal(encoder.transform(frame)[:, 0], codes)
