@@ -25,10 +25,10 @@ def _problem(n_rows=96):
     return X, y
 
 
-def _train(network, X, y, state=None, max_epochs=3):
-    config = TrainingConfig(
+def _config(**overrides):
+    values = dict(
         batch_size=32,
-        max_epochs=max_epochs,
+        max_epochs=3,
         learning_rate=0.05,
         learning_rate_decay=0.9,
         max_grad_norm=0.5,  # small enough that clipping acts, so the flat norm is checked too
@@ -37,8 +37,12 @@ def _train(network, X, y, state=None, max_epochs=3):
         tol=0.0,
         early_stopping=False,
         verbose=0,
-        incremental=state is not None,
     )
+    return TrainingConfig(**{**values, **overrides})
+
+
+def _train(network, X, y, state=None, max_epochs=3):
+    config = _config(max_epochs=max_epochs, incremental=state is not None)
 
     def loss(output, target):
         return torch.nn.functional.cross_entropy(output, target, reduction="none")
@@ -193,18 +197,7 @@ def test_parameters_get_their_own_storage_back_when_training_raises():
     def failing_loss(output, target):
         raise RuntimeError("loss failed")
 
-    config = TrainingConfig(
-        batch_size=32,
-        max_epochs=2,
-        learning_rate=0.05,
-        learning_rate_decay=1.0,
-        max_grad_norm=None,
-        lambda_sparse=1e-3,
-        n_iter_no_change=100,
-        tol=0.0,
-        early_stopping=False,
-        verbose=0,
-    )
+    config = _config(max_epochs=2, max_grad_norm=None)
     with pytest.raises(RuntimeError, match="loss failed"):
         train_network(network, failing_loss, X, y, torch.ones(len(X), dtype=X.dtype), config, torch.Generator())
     storages = {parameter.untyped_storage().data_ptr() for parameter in network.parameters()}
