@@ -1,0 +1,73 @@
+"""Models saved by an earlier sparsetab still load and answer as they did.
+
+tests/data/ holds a model file and a pickle of a classifier and a regressor, and a pickle of a pretrainer,
+written by tests/data/make_reference_models.py from the code before the layered layout (commit 733de26),
+together with their answers on the reference rows. The answers are compared with a float32 tolerance: on
+another CPU the same weights may round differently.
+"""
+
+import importlib.util
+import pickle
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sparsetab import SparseTabNetClassifier, SparseTabNetPretrainer, SparseTabNetRegressor, load_model
+
+DATA = Path(__file__).parent / "data"
+_spec = importlib.util.spec_from_file_location("make_reference_models", DATA / "make_reference_models.py")
+_maker = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_maker)
+X = _maker.reference_frame()
+REFERENCE = np.load(DATA / "reference_outputs.npz")
+TOLERANCE = dict(rtol=1e-5, atol=1e-6)
+
+
+def _load_pickle(name):
+    with open(DATA / f"{name}.pkl", "rb") as file:
+        return pickle.load(file)
+
+
+@pytest.mark.parametrize("loader", [lambda: load_model(DATA / "classifier.sparsetab"), lambda: _load_pickle("classifier")])
+def test_saved_classifier_predicts_and_explains_as_before(loader):
+    model = loader()
+    assert isinstance(model, SparseTabNetClassifier)
+    np.testing.assert_allclose(model.predict_proba(X), REFERENCE["classifier_proba"], **TOLERANCE)
+    np.testing.assert_array_equal(model.predict(X).astype(str), REFERENCE["classifier_predict"])
+    explanation = model.explain(X)
+    np.testing.assert_allclose(explanation.step_masks, REFERENCE["classifier_step_masks"], **TOLERANCE)
+    np.testing.assert_allclose(explanation.importances, REFERENCE["classifier_importances"], **TOLERANCE)
+    assert model.classes_.tolist() == ["high", "low"]
+    assert model.n_iter_ == 3
+
+
+@pytest.mark.parametrize("loader", [lambda: load_model(DATA / "regressor.sparsetab"), lambda: _load_pickle("regressor")])
+def test_saved_regressor_predicts_as_before(loader):
+    model = loader()
+    assert isinstance(model, SparseTabNetRegressor)
+    np.testing.assert_allclose(model.predict(X), REFERENCE["regressor_predict"], **TOLERANCE)
+    assert model.entmax_mode == "adaptive"
+
+
+def test_pickled_pretrainer_transforms_as_before():
+    model = _load_pickle("pretrainer")
+    assert isinstance(model, SparseTabNetPretrainer)
+    np.testing.assert_allclose(model.transform(X), REFERENCE["pretrainer_transform"], **TOLERANCE)
+
+
+@pytest.mark.parametrize("name", ["classifier", "regressor"])
+def test_saved_models_keep_training_and_save_again(name, tmp_path):
+    model = load_model(DATA / f"{name}.sparsetab")
+    y = model.predict(X)
+    model.partial_fit(X, y)
+    assert model.n_iter_ == 4
+    again = load_model(model.save_model(tmp_path / "again.sparsetab"))
+    np.testing.assert_array_equal(again.predict(X), model.predict(X))
+
+
+def test_pretrainer_from_a_pickle_still_fine_tunes():
+    pretrainer = _load_pickle("pretrainer")
+    y = (X["age"] > 40).to_numpy()
+    model = SparseTabNetClassifier(**{**_maker.SMALL, "max_epochs": 1}, pretrained=pretrainer).fit(X, y)
+    assert model.predict_proba(X).shape == (len(X), 2)
