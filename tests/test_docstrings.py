@@ -1,0 +1,61 @@
+"""numpydoc's validator on every public name of sparsetab, and the estimators' See Also and Examples.
+
+Public names are those in the ``__all__`` lists of the public modules, and the public methods and
+properties those classes define in sparsetab (inherited scikit-learn and torch methods are theirs to
+document). Checks that are off, and why:
+
+- ES01 (no extended summary): a one-line summary is complete for many functions.
+- SA01 (no See Also) and EX01 (no Examples): required of the estimators (tested below), optional for the
+  rest of the API, whose module docstrings point to the estimators.
+"""
+
+import importlib
+import inspect
+
+import pytest
+from numpydoc.validate import validate
+
+PUBLIC_MODULES = [
+    "sparsetab",
+    "sparsetab.datasets",
+    "sparsetab.entmax",
+    "sparsetab.inspection",
+    "sparsetab.io",
+    "sparsetab.network",
+]
+IGNORED_CHECKS = {"ES01", "SA01", "EX01"}
+ESTIMATORS = ["SparseTabNetClassifier", "SparseTabNetRegressor", "SparseTabNetPretrainer"]
+
+
+def _public_names():
+    names = set()
+    for module_name in PUBLIC_MODULES:
+        module = importlib.import_module(module_name)
+        for name in module.__all__:
+            obj = getattr(module, name)
+            if not (inspect.isclass(obj) or inspect.isfunction(obj)):
+                continue
+            names.add(f"{obj.__module__}.{obj.__qualname__}")
+            if inspect.isclass(obj):
+                for attribute, member in vars(obj).items():
+                    if attribute.startswith("_"):
+                        continue
+                    function = member.fget if isinstance(member, property) else member
+                    function = getattr(function, "__func__", function)
+                    if callable(function) and getattr(function, "__module__", "").startswith("sparsetab"):
+                        names.add(f"{obj.__module__}.{obj.__qualname__}.{attribute}")
+    return sorted(names)
+
+
+@pytest.mark.parametrize("name", _public_names())
+def test_numpydoc_validation(name):
+    result = validate(name)
+    errors = [f"{code}: {message}" for code, message in result["errors"] if code not in IGNORED_CHECKS]
+    assert not errors, f"{name}:\n" + "\n".join(errors)
+
+
+@pytest.mark.parametrize("name", ESTIMATORS)
+def test_estimators_have_see_also_and_examples(name):
+    result = validate(f"sparsetab.{name}")
+    codes = {code for code, _ in result["errors"]}
+    assert "SA01" not in codes and "EX01" not in codes
