@@ -4,20 +4,20 @@ Public names: :class:`SparseTabNetClassifier`, :class:`SparseTabNetRegressor`,
 :class:`SparseTabNetPretrainer` (self-supervised pretraining), the display
 classes of :mod:`sparsetab.inspection`, :func:`load_model` (for files written by
 ``save_model``) and ``__version__``. Data loaders live in :mod:`sparsetab.datasets`, the sparse maps in
-:mod:`sparsetab.entmax` and the torch model in :mod:`sparsetab.network`.
+:mod:`sparsetab.entmax` and the torch model in :mod:`sparsetab.network`. The layers of the package
+and what each module holds are described in docs/architecture.md.
 """
 
-__version__ = "0.1.0"  # before the imports: submodules record it in exported files
-
-from ._model_file import load_model  # noqa: E402
-from .estimators import SparseTabNetClassifier, SparseTabNetRegressor  # noqa: E402
-from .inspection import (  # noqa: E402
+from ._version import __version__
+from .estimators import SparseTabNetClassifier, SparseTabNetRegressor
+from .inspection import (
     FeatureImportanceDisplay,
     FeatureMaskDisplay,
     SampleExplanationDisplay,
     TrainingHistoryDisplay,
 )
-from .pretraining import SparseTabNetPretrainer  # noqa: E402
+from .io import load_model
+from .pretraining import SparseTabNetPretrainer
 
 __all__ = [
     "FeatureImportanceDisplay",

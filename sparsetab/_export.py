@@ -8,11 +8,11 @@ import numpy as np
 import sklearn
 import torch
 
-from . import __version__
-from ._model_file import atomic_write
+from ._files import atomic_write
+from ._version import __version__
 from .network.serving import ServingTabNet
 
-__all__ = ["EXPORT_FORMATS", "export_estimator"]
+__all__ = ["EXPORT_FORMATS", "METADATA_FILE", "export_network"]
 
 EXPORT_FORMATS = ("exported_program", "torchscript")
 METADATA_FILE = "sparsetab.json"
@@ -26,16 +26,15 @@ def _json_value(value):
     return str(value)
 
 
-def _metadata(estimator, numeric_names, categorical_names, output):
-    encoder = estimator._encoder
+def _metadata(estimator_name, tabular_encoding, names, numeric_columns, categorical_columns, output):
     categories = {
-        name: [_json_value(category) for category in encoder.categories_[j]]
-        for name, j in zip(categorical_names, np.flatnonzero(encoder.is_categorical_))
+        str(names[j]): [_json_value(category) for category in tabular_encoding.categories_[j]]
+        for j in categorical_columns
     }
     outputs = {
         "prediction": output["description"],
         "step_masks": "float32 (batch, n_steps, n_columns): feature mask of each decision step",
-        "columns": [str(name) for name in estimator._feature_names()],
+        "columns": [str(name) for name in names],
     }
     if output.get("softmax_blocks") is not None:
         outputs["softmax_blocks"] = [int(width) for width in output["softmax_blocks"]]
@@ -44,12 +43,12 @@ def _metadata(estimator, numeric_names, categorical_names, output):
         "sparsetab_version": __version__,
         "torch_version": torch.__version__,
         "sklearn_version": sklearn.__version__,
-        "estimator": type(estimator).__name__,
+        "estimator": estimator_name,
         "inputs": {
-            "numeric": {"dtype": "float64", "columns": numeric_names},
+            "numeric": {"dtype": "float64", "columns": [str(names[j]) for j in numeric_columns]},
             "codes": {
                 "dtype": "int64",
-                "columns": categorical_names,
+                "columns": [str(names[j]) for j in categorical_columns],
                 "categories": categories,
                 "coding": "0 = missing or unseen; c + 1 = categories[column][c]",
             },
@@ -58,13 +57,23 @@ def _metadata(estimator, numeric_names, categorical_names, output):
     }
 
 
-def export_estimator(estimator, path, export_format):
-    """Write ``estimator.network_`` wrapped in :class:`ServingTabNet` to ``path``, atomically.
+def export_network(network, tabular_encoding, names, output, estimator_name, path, export_format):
+    """Write ``network`` wrapped in :class:`ServingTabNet` to ``path``, atomically.
 
     Parameters
     ----------
-    estimator : BaseSparseTabNet
-        A fitted estimator.
+    network : sparsetab.network.TabNet
+        A trained network.
+    tabular_encoding : TabularEncoding
+        The fitted tabular encoding of its inputs (column types, categories, standardisation).
+    names : numpy.ndarray of shape (n_features,)
+        The column names, recorded in the metadata.
+    output : dict
+        The serving output of the target kind: ``transform`` ("softmax", "sigmoid" or "affine"),
+        ``description`` and, where they apply, ``target_mean``, ``target_scale`` and
+        ``softmax_blocks``.
+    estimator_name : str
+        Class name of the estimator, recorded in the metadata.
     path : str or os.PathLike
         Destination file.
     export_format : {"exported_program", "torchscript"}
@@ -83,17 +92,14 @@ def export_estimator(estimator, path, export_format):
     """
     if export_format not in EXPORT_FORMATS:
         raise ValueError(f"format must be one of {EXPORT_FORMATS}, got {export_format!r}.")
-    encoder = estimator._encoder
-    numeric_columns = np.flatnonzero(~encoder.is_categorical_).tolist()
-    categorical_columns = np.flatnonzero(encoder.is_categorical_).tolist()
-    names = estimator._feature_names()
-    output = estimator._serving_output()
+    numeric_columns = np.flatnonzero(~tabular_encoding.is_categorical_).tolist()
+    categorical_columns = np.flatnonzero(tabular_encoding.is_categorical_).tolist()
     serving = ServingTabNet(
-        estimator.network_,
+        network,
         numeric_columns,
         categorical_columns,
-        encoder.center_[numeric_columns],
-        encoder.scale_[numeric_columns],
+        tabular_encoding.center_[numeric_columns],
+        tabular_encoding.scale_[numeric_columns],
         output["transform"],
         target_mean=output.get("target_mean"),
         target_scale=output.get("target_scale"),
@@ -105,9 +111,7 @@ def export_estimator(estimator, path, export_format):
         torch.zeros(2, len(categorical_columns), dtype=torch.int64),
     )
     metadata = json.dumps(
-        _metadata(
-            estimator, [str(names[j]) for j in numeric_columns], [str(names[j]) for j in categorical_columns], output
-        )
+        _metadata(estimator_name, tabular_encoding, names, numeric_columns, categorical_columns, output)
     )
     path = os.fspath(path)
     # torch.export.save insists on the .pt2 suffix; the rename gives the file its final name.

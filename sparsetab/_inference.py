@@ -1,14 +1,20 @@
-"""Inference on a fitted estimator: batched forward passes, explain(), and the serving export."""
+"""Inference on a fitted estimator: batched forward passes, explain(), transform_inputs(), files.
+
+Every batched forward pass of the package (predict, explain, validation losses, the pretrainer's
+embedding and reconstruction loss, the training importances) goes through :func:`forward_in_batches`.
+"""
 
 import numpy as np
 import torch
 from sklearn.utils import Bunch
 from sklearn.utils.validation import check_is_fitted
 
-from ._export import EXPORT_FORMATS, export_estimator
+from ._export import EXPORT_FORMATS, export_network
+from ._model_file import save_estimator
 from ._runtime import torch_threads
+from ._tabular import feature_names
 
-__all__ = ["InferenceMixin"]
+__all__ = ["INFERENCE_BATCH_ROWS", "InferenceMixin", "check_finite", "encoded_batches", "forward_in_batches"]
 
 # Rows per forward pass at predict / explain time: bounds memory on large inputs.
 INFERENCE_BATCH_ROWS = 16384
@@ -17,31 +23,26 @@ _IMPORTANCE_MAX_ROWS = 10000
 _IMPORTANCE_BATCH_ROWS = 2048
 
 
-def feature_names(estimator):
-    """``feature_names_in_`` of a fitted estimator, or ``x0, x1, ...`` without column names (object array)."""
-    if hasattr(estimator, "feature_names_in_"):
-        return np.asarray(estimator.feature_names_in_, dtype=object)
-    return np.asarray([f"x{j}" for j in range(estimator.n_features_in_)], dtype=object)
-
-
-def encoded_batches(encoder, frame, device):
+def encoded_batches(tabular_encoding, frame, device):
     """Encode ``frame`` slice by slice, so memory stays bounded whatever its length.
 
-    A frame longer than one slice is first checked column by column (:meth:`TabularEncoder.check`),
-    so that an error counts the refused values of all rows, not only those of the failing slice;
-    a single slice is checked by its own encoding.
+    A frame longer than one slice is first checked column by column
+    (:meth:`TabularEncoding.check`), so that an error counts the refused values of all rows, not
+    only those of the failing slice; a single slice is checked by its own encoding.
 
     Parameters
     ----------
-    encoder : TabularEncoder
-        The fitted column encoding.
+    tabular_encoding : TabularEncoding
+        The fitted tabular encoding.
     frame : pandas.DataFrame of shape (n_samples, n_features)
         Validated rows.
     device : torch.device
+        Where the batches go.
 
     Yields
     ------
     torch.Tensor of shape (at most INFERENCE_BATCH_ROWS, n_features), float32
+        The encoded rows, in order.
 
     Raises
     ------
@@ -49,16 +50,53 @@ def encoded_batches(encoder, frame, device):
         If a numeric column holds strings or infinities.
     """
     if frame.shape[0] > INFERENCE_BATCH_ROWS:
-        encoder.check(frame)
+        tabular_encoding.check(frame)
     for start in range(0, frame.shape[0], INFERENCE_BATCH_ROWS):
-        yield torch.from_numpy(encoder.transform(frame.iloc[start : start + INFERENCE_BATCH_ROWS])).to(device)
+        rows = frame.iloc[start : start + INFERENCE_BATCH_ROWS]
+        yield torch.from_numpy(tabular_encoding.transform(rows)).to(device)
 
 
-def _check_finite(offset, *outputs):
+def forward_in_batches(network, batches, forward):
+    """Run ``forward`` on each batch with ``network`` in evaluation mode, without autograd.
+
+    Parameters
+    ----------
+    network : torch.nn.Module
+        Put in evaluation mode first (batch norm uses its running statistics).
+    batches : iterable of torch.Tensor
+        The inputs, e.g. :func:`encoded_batches` or ``tensor.split(INFERENCE_BATCH_ROWS)``.
+    forward : callable
+        ``forward(batch)`` -> the outputs of one batch.
+
+    Yields
+    ------
+    offset : int
+        Position of the batch's first row among all rows.
+    outputs : object
+        ``forward(batch)``.
+    """
+    network.eval()
+    offset = 0
+    with torch.inference_mode():
+        for batch in batches:
+            yield offset, forward(batch)
+            offset += batch.shape[0]
+
+
+def check_finite(offset, *outputs):
     """Raise when a row's network outputs are NaN or infinite.
 
-    ``outputs``: ``(tensor, row_dim)`` pairs of one batch, ``row_dim`` the tensor's dimension of rows;
-    ``offset``: the batch's first row in the whole input, for the message.
+    Parameters
+    ----------
+    offset : int
+        The batch's first row in the whole input, for the message.
+    *outputs : tuple of (torch.Tensor, int)
+        ``(tensor, row_dim)`` pairs of one batch, ``row_dim`` the tensor's dimension of rows.
+
+    Raises
+    ------
+    ValueError
+        Naming the number of rows whose outputs are not finite and the first of them.
     """
     # One reduction over all values first: per-row reductions over rows of a few values are several times
     # slower, and are needed only to name the rows once something is not finite.
@@ -76,43 +114,38 @@ def _check_finite(offset, *outputs):
 
 
 class InferenceMixin:
-    """predict-time plumbing of :class:`~sparsetab._base.BaseSparseTabNet`: forward passes in
-    batches of :data:`INFERENCE_BATCH_ROWS` rows under ``torch.inference_mode``, ``explain``,
-    ``transform_inputs`` and ``export``."""
+    """Predict-time methods of the supervised estimators: ``explain``, ``transform_inputs``, ``save_model``, ``export``.
 
-    def _frame_batches(self, frame):
-        return encoded_batches(self._encoder, frame, self._device)
+    Forward passes run in batches of :data:`INFERENCE_BATCH_ROWS` rows under
+    ``torch.inference_mode``. The estimator provides ``network_``, ``_tabular_encoding``,
+    ``_device``, ``_network_config``, ``_validate_X`` and ``_target_kind``.
+    """
 
-    def _forward_batches(self, batches):
-        """Yield ``network.encode`` results batch by batch, in evaluation mode, without autograd.
+    def _encoded_batches(self, frame):
+        return encoded_batches(self._tabular_encoding, frame, self._device)
+
+    def _raw_output(self, X):
+        """Network outputs for ``X``, shape (n_samples, output_dim), float32 numpy.
 
         Raises
         ------
         ValueError
-            If the network's decision output or masks are not finite for some row: a model
-            never returns NaN predictions or masks silently.
+            If the network's decision output, masks or head output are not finite for some row:
+            a model never returns NaN predictions silently.
         """
-        self.network_.eval()
-        offset = 0
-        with torch.inference_mode():
-            for x in batches:
-                result = self.network_.encode(x)
-                _check_finite(offset, (result[0], 0), (result[1], 1))
-                offset += x.shape[0]
-                yield result
-
-    def _raw_output(self, X):
-        """Network outputs for ``X``, shape (n_samples, output_dim), float32 numpy."""
         check_is_fitted(self)
         frame = self._validate_X(X, reset=False)
-        out = np.empty((frame.shape[0], self._output_dim()), dtype=np.float32)
-        start = 0
+        out = np.empty((frame.shape[0], self._network_config["output_dim"]), dtype=np.float32)
+        network = self.network_
+
+        def decide(batch):
+            decision, masks, _, _ = network.encode(batch)
+            return decision, masks, network.head(decision)
+
         with torch_threads(self.n_jobs):
-            for decision, *_ in self._forward_batches(self._frame_batches(frame)):
-                output = self.network_.head(decision)
-                _check_finite(start, (output, 0))
-                out[start : start + decision.shape[0]] = output.cpu().numpy()
-                start += decision.shape[0]
+            for offset, (decision, masks, output) in forward_in_batches(network, self._encoded_batches(frame), decide):
+                check_finite(offset, (decision, 0), (masks, 1), (output, 0))
+                out[offset : offset + output.shape[0]] = output.cpu().numpy()
         return out
 
     def _explain_batches(self, batches, n_samples):
@@ -120,9 +153,9 @@ class InferenceMixin:
         step_masks = np.empty((n_samples, self.n_steps, n_features), dtype=np.float32)
         step_importance = np.empty((n_samples, self.n_steps), dtype=np.float32)
         importances = np.empty((n_samples, n_features), dtype=np.float32)
-        start = 0
         explanation_matrix = self.network_.embedding.explanation_matrix
-        for _, masks, eta, _ in self._forward_batches(batches):
+        for start, (decision, masks, eta, _) in forward_in_batches(self.network_, batches, self.network_.encode):
+            check_finite(start, (decision, 0), (masks, 1))
             stop = start + eta.shape[0]
             batch_masks = (masks @ explanation_matrix).permute(1, 0, 2)
             step_masks[start:stop] = batch_masks.cpu().numpy()
@@ -132,7 +165,6 @@ class InferenceMixin:
             weighted = torch.einsum("ns,nsf->nf", eta, batch_masks)
             total = eta.sum(dim=1, keepdim=True)
             importances[start:stop] = torch.where(total > 0, weighted / total.clamp_min(1e-30), 0.0).cpu().numpy()
-            start = stop
         return step_masks, importances, step_importance
 
     def explain(self, X):
@@ -177,12 +209,12 @@ class InferenceMixin:
         check_is_fitted(self)
         frame = self._validate_X(X, reset=False)
         with torch_threads(self.n_jobs):
-            step_masks, importances, step_importance = self._explain_batches(self._frame_batches(frame), len(frame))
+            step_masks, importances, step_importance = self._explain_batches(self._encoded_batches(frame), len(frame))
         return Bunch(
             step_masks=step_masks,
             importances=importances,
             step_importance=step_importance,
-            feature_names=self._feature_names(),
+            feature_names=feature_names(self),
         )
 
     def transform_inputs(self, X):
@@ -212,7 +244,7 @@ class InferenceMixin:
             If ``X`` does not have the columns seen at fit or a numeric column holds infinities.
         """
         check_is_fitted(self)
-        return self._encoder.split(self._validate_X(X, reset=False))
+        return self._tabular_encoding.split(self._validate_X(X, reset=False))
 
     def save_model(self, path):
         """Write the fitted estimator to one safe, versioned file; read it back with :func:`sparsetab.load_model`.
@@ -245,8 +277,6 @@ class InferenceMixin:
             If a parameter holds a value the format cannot store, e.g. a callable ``scoring``
             (pickle such an estimator instead).
         """
-        from ._model_file import save_estimator
-
         check_is_fitted(self)
         return save_estimator(self, path)
 
@@ -296,10 +326,15 @@ class InferenceMixin:
         check_is_fitted(self)
         if format not in EXPORT_FORMATS:
             raise ValueError(f"format must be one of {EXPORT_FORMATS}, got {format!r}.")
-        return export_estimator(self, path, format)
-
-    def _feature_names(self):
-        return feature_names(self)
+        return export_network(
+            self.network_,
+            self._tabular_encoding,
+            feature_names(self),
+            self._target_kind().serving_output(),
+            type(self).__name__,
+            path,
+            format,
+        )
 
     def _training_importances(self, X_train, random_state):
         rows = X_train

@@ -1,4 +1,7 @@
-"""Safe, versioned model files: :func:`save_estimator` and :func:`load_model`, without pickle.
+"""Safe, versioned model files without pickle: :func:`save_estimator` writes one, :func:`read_model` reads it.
+
+This module is the format and its codec only; :func:`sparsetab.io.load_model` turns what
+:func:`read_model` returns into an estimator.
 
 A model file is one ``torch.save`` archive holding only strings, numbers, lists, dicts and
 tensors, so it is read with ``torch.load(weights_only=True)``, which builds no other object and
@@ -7,8 +10,8 @@ runs no code from the file. It holds:
 * ``format`` and ``format_version``;
 * ``metadata``: a JSON document with the versions of sparsetab, torch, scikit-learn and numpy
   that wrote it, the estimator class, its parameters and its fitted state (classes, categories,
-  feature names, importances, history, the encoder's statistics and the network's
-  configuration); values JSON cannot hold (numpy arrays and dtypes, non-string dict keys,
+  feature names, importances, history, the tabular encoding's statistics (under the key
+  ``encoder``, its name in format version 1) and the network's configuration); values JSON cannot hold (numpy arrays and dtypes, non-string dict keys,
   tuples, tensors) are written as small tagged objects;
 * ``tensors``: the network's weights and buffers, the optimizer state and the shuffling
   generator's state, referred to from the metadata by name;
@@ -16,84 +19,31 @@ runs no code from the file. It holds:
   truncated or edited file is refused instead of giving a silently different model.
 """
 
-import contextlib
 import hashlib
 import json
 import os
-import tempfile
-import warnings
 
 import numpy as np
 import sklearn
 import torch
 
-from . import __version__
+from ._files import atomic_write
 from ._runtime import device_available
-from ._tabular import TabularEncoder
+from ._tabular import TabularEncoding
+from ._version import __version__
+from ._warnings import warn
 from .network import TabNet
 
-__all__ = ["FORMAT", "FORMAT_VERSION", "atomic_write", "load_model", "save_estimator"]
+__all__ = ["FORMAT", "FORMAT_VERSION", "read_model", "save_estimator"]
 
 FORMAT = "sparsetab-model"
 FORMAT_VERSION = 1
-# Fitted attributes rebuilt by the loader rather than stored as values.
-_REBUILT = ("network_", "_encoder", "_device")
+# Fitted attributes rebuilt by the reader rather than stored as values.
+_REBUILT = ("network_", "_tabular_encoding", "_device")
 
 
-@contextlib.contextmanager
-def atomic_write(path, suffix):
-    """Yield a temporary path next to ``path``; on success it replaces ``path`` in one step.
-
-    Readers never see a half-written file, and a failed write leaves an existing file as it was. A
-    replaced file keeps its permissions; a symbolic link is followed.
-
-    Parameters
-    ----------
-    path : str or os.PathLike
-        The final path.
-    suffix : str
-        Suffix of the temporary file (some writers insist on an extension).
-
-    Yields
-    ------
-    str
-        The temporary path to write.
-    """
-    # Through a symbolic link, write the file it points to (as open() would), not a file replacing the link.
-    path = os.path.realpath(os.fspath(path))
-    directory = os.path.dirname(path)
-    handle, temporary = tempfile.mkstemp(dir=directory, prefix=".sparsetab-", suffix=suffix)
-    os.close(handle)
-    try:
-        yield temporary
-        # mkstemp creates the file private (0600); give it the permissions open() would: those of the
-        # file it replaces, else the default for a new file.
-        try:
-            mode = os.stat(path).st_mode & 0o7777
-        except FileNotFoundError:
-            mode = 0o666 & ~_umask()
-        os.chmod(temporary, mode)
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temporary)
-        raise
-
-
-def _umask():
-    # Read without os.umask(), which would change the process-wide mask even for a moment.
-    try:
-        with open("/proc/self/status") as status:
-            for line in status:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except OSError:
-        pass
-    return 0o022
-
-
-class _Encoder:
-    """Typed JSON encoding of fitted state; tensors go to a side table."""
+class _Codec:
+    """The codec: typed JSON for fitted state, tensors in a side table."""
 
     def __init__(self):
         self.tensors = {}
@@ -200,20 +150,20 @@ def save_estimator(estimator, path):
         If a parameter or fitted attribute holds a value the format cannot store (e.g. a
         callable ``scoring``).
     """
-    encoder = _Encoder()
+    codec = _Codec()
     params = {
-        name: encoder.encode(value, f"parameter {name}")
+        name: codec.encode(value, f"parameter {name}")
         for name, value in estimator.get_params(deep=False).items()
         if name != "pretrained"
     }
     # The pretrainer only matters at fit: the fine-tuned weights are in the file.
     params["pretrained"] = None
     state = {
-        name: encoder.encode(value, f"fitted attribute {name}")
+        name: codec.encode(value, f"fitted attribute {name}")
         for name, value in vars(estimator).items()
         if name not in params and name not in _REBUILT
     }
-    network_state = {name: encoder.encode(value, name) for name, value in estimator.network_.state_dict().items()}
+    network_state = {name: codec.encode(value, name) for name, value in estimator.network_.state_dict().items()}
     metadata = json.dumps(
         {
             "format": FORMAT,
@@ -228,7 +178,7 @@ def save_estimator(estimator, path):
             "device": str(estimator._device),
             "params": params,
             "attributes": state,
-            "encoder": encoder.encode(estimator._encoder.get_state(), "encoder"),
+            "encoder": codec.encode(estimator._tabular_encoding.get_state(), "tabular encoding"),
             "network_state": network_state,
         }
     )
@@ -236,8 +186,8 @@ def save_estimator(estimator, path):
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
         "metadata": metadata,
-        "tensors": encoder.tensors,
-        "sha256": _digest(metadata, encoder.tensors),
+        "tensors": codec.tensors,
+        "sha256": _digest(metadata, codec.tensors),
     }
     with atomic_write(path, ".tmp") as temporary:
         torch.save(content, temporary)
@@ -282,22 +232,23 @@ def _read(path):
     return metadata, tensors
 
 
-def load_model(path):
-    """Load an estimator written by ``save_model``, without unpickling anything.
+def read_model(path):
+    """Read and check a model file, and rebuild its tabular encoding and network.
 
     Parameters
     ----------
     path : str or os.PathLike
-        A file written by :meth:`SparseTabNetClassifier.save_model` or
-        :meth:`SparseTabNetRegressor.save_model`.
+        A file written by :func:`save_estimator`.
 
     Returns
     -------
-    SparseTabNetClassifier or SparseTabNetRegressor
-        The fitted estimator: same parameters, classes, categories, feature names,
-        importances, training history and weights, so it predicts exactly as the saved one.
-        A model saved on a device that is not available here is loaded on the CPU, with a
-        warning.
+    dict
+        ``estimator`` (str, the class name), ``params`` (dict, the constructor arguments),
+        ``attributes`` (dict, the fitted attributes to set), ``tabular_encoding``
+        (:class:`~sparsetab._tabular.TabularEncoding`), ``network``
+        (:class:`~sparsetab.network.TabNet` in evaluation mode, on ``device``) and ``device``
+        (torch.device: the saved one, or the CPU when that is not available here, with a
+        UserWarning).
 
     Raises
     ------
@@ -307,28 +258,24 @@ def load_model(path):
         If the file is not a sparsetab model file, is truncated or was modified after it was
         written (integrity check), or has a newer format version than this sparsetab reads.
     """
-    from .estimators import SparseTabNetClassifier, SparseTabNetRegressor
-
     metadata, tensors = _read(path)
-    classes = {cls.__name__: cls for cls in (SparseTabNetClassifier, SparseTabNetRegressor)}
-    if metadata.get("estimator") not in classes:
-        raise ValueError(f"{os.fspath(path)!r} holds an unknown estimator {metadata.get('estimator')!r}.")
     params = {name: _decode(value, tensors) for name, value in metadata["params"].items()}
-    estimator = classes[metadata["estimator"]](**params)
-    for name, value in metadata["attributes"].items():
-        setattr(estimator, name, _decode(value, tensors))
-    estimator._encoder = TabularEncoder.from_state(_decode(metadata["encoder"], tensors))
-    network = TabNet(**estimator._network_config)
+    attributes = {name: _decode(value, tensors) for name, value in metadata["attributes"].items()}
+    network = TabNet(**attributes["_network_config"])
     network.load_state_dict({name: _decode(value, tensors) for name, value in metadata["network_state"].items()})
     device = torch.device(metadata["device"])
     if device.type != "cpu" and not device_available(device):
-        warnings.warn(
+        warn(
             f"This model was saved from device {str(device)!r}, which is not available here; it was loaded on the "
             "CPU, where it predicts. To train it further, set device='cpu' (or an available device).",
             UserWarning,
-            stacklevel=2,
         )
         device = torch.device("cpu")
-    estimator.network_ = network.to(device).eval()
-    estimator._device = device
-    return estimator
+    return {
+        "estimator": metadata.get("estimator"),
+        "params": params,
+        "attributes": attributes,
+        "tabular_encoding": TabularEncoding.from_state(_decode(metadata["encoder"], tensors)),
+        "network": network.to(device).eval(),
+        "device": device,
+    }

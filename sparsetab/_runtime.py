@@ -2,15 +2,18 @@
 
 import contextlib
 import io
-import warnings
 
 import torch
 from joblib import cpu_count
+
+from ._warnings import warn
 
 __all__ = ["TorchStatePickleMixin", "device_available", "resolve_device", "torch_threads"]
 
 # Fitted attributes holding tensors, pickled with torch.save so they load on the CPU first.
 TORCH_STATE_KEYS = ("network_", "_optimizer_state", "_shuffle_state")
+# Private attributes renamed since a model could be pickled: old name -> new name.
+_RENAMED_ATTRIBUTES = {"_encoder": "_tabular_encoding"}
 
 
 @contextlib.contextmanager
@@ -101,6 +104,9 @@ class TorchStatePickleMixin:
 
     def __setstate__(self, state):
         state = dict(state)
+        for old, new in _RENAMED_ATTRIBUTES.items():
+            if old in state:
+                state[new] = state.pop(old)
         blob = state.pop("_torch_state", None)
         super().__setstate__(state)
         if blob is None:
@@ -111,12 +117,11 @@ class TorchStatePickleMixin:
             if device_available(device):
                 tensors["network_"].to(device)
             else:
-                warnings.warn(
+                warn(
                     f"This {type(self).__name__} was fitted on device {str(device)!r}, which is not available "
                     "here; its network was loaded on the CPU, where it predicts. To train it further, set "
                     "device='cpu' (or an available device).",
                     UserWarning,
-                    stacklevel=2,
                 )
                 self._device = torch.device("cpu")
         self.__dict__.update(tensors)

@@ -13,13 +13,16 @@ Column typing is decided once, at fit, and replayed at predict:
 """
 
 import numbers
-import warnings
 
 import numpy as np
 import pandas as pd
+import scipy.sparse
 from pandas.api import types as pdt
+from sklearn.utils.validation import validate_data
 
-__all__ = ["TabularEncoder", "to_frame"]
+from ._warnings import warn
+
+__all__ = ["TabularEncoding", "feature_names", "to_frame", "validate_frame"]
 
 
 def to_frame(X):
@@ -39,6 +42,69 @@ def to_frame(X):
         return X
     # copy=False: pandas >= 3 copies a numpy array by default, doubling the memory of a large input.
     return pd.DataFrame(X, copy=False).infer_objects()
+
+
+def validate_frame(estimator, X, reset):
+    """Check ``X``, record or compare its columns on ``estimator``, and return it as a DataFrame.
+
+    Parameters
+    ----------
+    estimator : sklearn.base.BaseEstimator
+        Records ``n_features_in_`` and ``feature_names_in_`` (``reset=True``) or compares
+        ``X``'s columns with them (``reset=False``), through scikit-learn's ``validate_data``.
+    X : pandas.DataFrame or array-like of shape (n_samples, n_features)
+        The user's table.
+    reset : bool
+        True at fit, False at predict.
+
+    Returns
+    -------
+    pandas.DataFrame of shape (n_samples, n_features)
+        ``X`` itself when it is a DataFrame (never a copy), else :func:`to_frame` of the array.
+
+    Raises
+    ------
+    TypeError
+        For sparse input (a scipy sparse matrix or a DataFrame with sparse columns).
+    ValueError
+        For an empty table, or columns that differ from those seen at fit.
+    """
+    sparse_frame = isinstance(X, pd.DataFrame) and any(isinstance(dtype, pd.SparseDtype) for dtype in X.dtypes)
+    if scipy.sparse.issparse(X) or sparse_frame:
+        raise TypeError(
+            f"{type(estimator).__name__} does not accept sparse input (got {type(X).__name__}); "
+            "convert it with X.toarray() or a dense DataFrame."
+        )
+    if isinstance(X, pd.DataFrame):
+        validate_data(estimator, X, reset=reset, skip_check_array=True)
+        if X.shape[0] == 0:
+            raise ValueError(
+                f"X is empty: found array with 0 sample(s) (shape={X.shape}) while a minimum of 1 is required."
+            )
+        if X.shape[1] == 0:
+            raise ValueError(f"X has 0 feature(s) (shape={X.shape}) while a minimum of 1 is required.")
+        return X
+    X = validate_data(estimator, X, reset=reset, dtype=None, ensure_all_finite=False)
+    return to_frame(X)
+
+
+def feature_names(estimator):
+    """The column names of a fitted estimator, for explanations and files.
+
+    Parameters
+    ----------
+    estimator : sklearn.base.BaseEstimator
+        Fitted, with ``n_features_in_`` and, for input with string column names,
+        ``feature_names_in_``.
+
+    Returns
+    -------
+    numpy.ndarray of shape (n_features_in_,), object
+        ``feature_names_in_``, or ``x0, x1, ...`` for input without column names.
+    """
+    if hasattr(estimator, "feature_names_in_"):
+        return np.asarray(estimator.feature_names_in_, dtype=object)
+    return np.asarray([f"x{j}" for j in range(estimator.n_features_in_)], dtype=object)
 
 
 def _is_auto_categorical(series):
@@ -82,13 +148,12 @@ def _warn_numbers_as_text(frame, is_categorical):
         values = column.dropna()
         if len(values) and values.map(lambda value: isinstance(value, str)).all():
             if pd.to_numeric(values, errors="coerce").notna().all():
-                warnings.warn(
+                warn(
                     f"Column {frame.columns[j]!r} holds numbers stored as text (e.g. {values.iloc[0]!r}); with "
                     "categorical_features='auto' it is categorical, one category per distinct value. Convert it "
                     "with pandas.to_numeric to use it as a number, or list the categorical columns in "
                     "categorical_features to keep it categorical without this warning.",
                     UserWarning,
-                    stacklevel=5,
                 )
 
 
@@ -99,8 +164,8 @@ def _sorted_categories(values):
         return list(values)
 
 
-class TabularEncoder:
-    """Learn the column types of a table at fit and turn tables into float32 matrices.
+class TabularEncoding:
+    """The tabular encoding: learn the column types of a table at fit and turn tables into float32 matrices.
 
     Parameters
     ----------
@@ -231,7 +296,7 @@ class TabularEncoder:
 
     @classmethod
     def from_state(cls, state):
-        """Rebuild a fitted encoder from :meth:`get_state`.
+        """Rebuild a fitted tabular encoding from :meth:`get_state`.
 
         Parameters
         ----------
@@ -240,15 +305,15 @@ class TabularEncoder:
 
         Returns
         -------
-        TabularEncoder
+        TabularEncoding
         """
-        encoder = cls(state["categorical_features"])
+        encoding = cls(state["categorical_features"])
         for name in ("is_categorical_", "categories_", "center_", "scale_", "has_missing_"):
-            setattr(encoder, name, state[name])
-        encoder._category_index = {
-            j: pd.Index(categories, dtype=object) for j, categories in encoder.categories_.items()
+            setattr(encoding, name, state[name])
+        encoding._category_index = {
+            j: pd.Index(categories, dtype=object) for j, categories in encoding.categories_.items()
         }
-        return encoder
+        return encoding
 
     @property
     def cardinalities(self):
@@ -437,3 +502,7 @@ def _plain_number_dtype(dtype):
     # numpy bool, integer and float columns: exactly representable as float64 values (up to rounding of large
     # integers, as pandas.to_numeric(...).to_numpy(float64) does) and never strings.
     return isinstance(dtype, np.dtype) and dtype.kind in "biuf"
+
+
+# Pickles of fitted models written before the rename refer to the class by its old name.
+TabularEncoder = TabularEncoding

@@ -7,12 +7,13 @@ when early stopping or validation is on, a function that scores the current netw
 import contextlib
 import math
 import time
-import warnings
 from dataclasses import dataclass, field
 
 import torch
+from sklearn.exceptions import ConvergenceWarning
 
 from ._flat_parameters import FlatParameters
+from ._warnings import warn
 
 __all__ = ["TrainingConfig", "TrainingHistory", "train_network"]
 
@@ -139,8 +140,6 @@ def train_network(
         When a KeyboardInterrupt stops training: the epochs done so far are kept (and the best
         weights restored under early stopping) instead of raising.
     """
-    from sklearn.exceptions import ConvergenceWarning
-
     # Listed once: walking the module tree for every step's zero_grad and clipping cost about 4% of a step.
     parameters = list(network.parameters())
     # One flat tensor for clipping and Adam where the parameters allow it (see _flat_parameters); the
@@ -160,8 +159,6 @@ def train_network(
         early_stopping = config.early_stopping and not config.incremental
         best_score, best_state, epochs_without_improvement = -math.inf, None, 0
         n_rows = X.shape[0]
-        # train_network <- _fit_prepared <- _fit <- fit / partial_fit <- scikit-learn fit context <- caller
-        stacklevel = 6
         try:
             for epoch in range(config.max_epochs):
                 started = time.perf_counter()
@@ -192,12 +189,11 @@ def train_network(
                 history.diverged = history.diverged or not _all_finite(network)
                 if history.diverged:
                     network.load_state_dict(best_state if best_state is not None else epoch_start_state)
-                    warnings.warn(
+                    warn(
                         "The training loss or the weights became non-finite at epoch "
                         f"{config.epoch_offset + epoch + 1}; training stopped and the last finite weights were "
                         "restored. Lower learning_rate or set max_grad_norm.",
                         RuntimeWarning,
-                        stacklevel=stacklevel,
                     )
                     break
                 scheduler.step()
@@ -216,11 +212,10 @@ def train_network(
                 # training loss decides convergence.
                 score = epoch_score if early_stopping else -epoch_loss
                 if math.isnan(score):
-                    warnings.warn(
+                    warn(
                         f"The validation score is NaN at epoch {config.epoch_offset + epoch + 1} (e.g. a metric "
                         "undefined on the validation rows); it counts as no improvement.",
                         RuntimeWarning,
-                        stacklevel=stacklevel,
                     )
                 # As scikit-learn's MLP: patience counts epochs without an improvement of at least tol,
                 # while the kept weights are those of the best score, however small its lead.
@@ -242,11 +237,10 @@ def train_network(
                 if early_stopping and best_state is not None
                 else "the current weights were kept"
             )
-            warnings.warn(
+            warn(
                 f"Training interrupted by the user (KeyboardInterrupt) after {done} complete epoch(s) of this call; "
                 f"{kept} and the model is usable. Call fit again to train from scratch.",
                 UserWarning,
-                stacklevel=stacklevel,
             )
         if early_stopping and best_state is not None and not history.diverged:
             network.load_state_dict(best_state)
@@ -256,10 +250,9 @@ def train_network(
         )
         if not (history.converged or history.diverged or history.interrupted or config.incremental):
             monitored = "validation score" if early_stopping else "training loss"
-            warnings.warn(
+            warn(
                 f"max_epochs={config.max_epochs} reached and the {monitored} was still improving. "
                 "Consider raising max_epochs.",
                 ConvergenceWarning,
-                stacklevel=stacklevel,
             )
         return history

@@ -1,49 +1,32 @@
 """Self-supervised pretraining of the TabNet encoder on unlabelled rows: :class:`SparseTabNetPretrainer`."""
 
-import numbers
-
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
-from ._base import _AUTO_EARLY_STOPPING_MIN_ROWS, BaseSparseTabNet, network_config, validate_frame
 from ._columns import attention_groups, embedding_dims
-from ._inference import INFERENCE_BATCH_ROWS, _check_finite, encoded_batches, feature_names
+from ._inference import INFERENCE_BATCH_ROWS, check_finite, encoded_batches, forward_in_batches
+from ._params import (
+    DEFAULTS,
+    PRETRAINED_PARAMETERS,
+    network_config,
+    parameter_constraints,
+    resolve_early_stopping,
+    split_validation,
+    store_parameters,
+    training_config,
+)
 from ._runtime import TorchStatePickleMixin, resolve_device, torch_threads
-from ._tabular import TabularEncoder
-from ._training import TrainingConfig, train_network
+from ._tabular import TabularEncoding, feature_names, validate_frame
+from ._training import train_network
 from .network import PretrainingNetwork, TabNet
 
 __all__ = ["SparseTabNetPretrainer", "ENCODER_PARAMETERS"]
 
 # Parameters that shape the encoder: a model fine-tuned from a pretrainer must use the same values.
-ENCODER_PARAMETERS = (
-    "n_d",
-    "n_a",
-    "n_steps",
-    "gamma",
-    "n_independent",
-    "n_shared",
-    "entmax_mode",
-    "entmax_alpha",
-    "categorical_features",
-    "cat_emb_dim",
-    "grouped_features",
-)
-_SHARED_CONSTRAINTS = {
-    name: constraint
-    for name, constraint in BaseSparseTabNet._parameter_constraints.items()
-    if name not in ("scoring", "warm_start")
-}
-
-
-def _split_validation_rows(n_rows, fraction, seed):
-    order = np.random.default_rng(seed).permutation(n_rows)
-    n_validation = min(max(1, int(round(fraction * n_rows))), n_rows - 2)
-    return np.sort(order[n_validation:]), np.sort(order[:n_validation])
+ENCODER_PARAMETERS = PRETRAINED_PARAMETERS
 
 
 class SparseTabNetPretrainer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, TorchStatePickleMixin, BaseEstimator):
@@ -112,77 +95,43 @@ see :class:`SparseTabNetClassifier`
     AAAI 35(8), 6679-6687. Section 5 ("Self-supervised learning"), Fig. 2, Tables 7 and 10.
     """
 
-    _parameter_constraints: dict = {
-        **_SHARED_CONSTRAINTS,
-        "n_shared_decoder": [Interval(numbers.Integral, 0, None, closed="left")],
-        "n_independent_decoder": [Interval(numbers.Integral, 0, None, closed="left")],
-        "pretraining_ratio": [Interval(numbers.Real, 0, 1, closed="neither")],
-    }
+    _parameter_constraints: dict = parameter_constraints("pretrainer")
 
     def __init__(
         self,
         *,
-        n_d=8,
-        n_a=8,
-        n_steps=3,
-        gamma=1.3,
-        n_independent=2,
-        n_shared=2,
-        n_shared_decoder=1,
-        n_independent_decoder=1,
-        pretraining_ratio=0.2,
-        lambda_sparse=1e-3,
-        virtual_batch_size=128,
-        momentum=0.02,
-        batch_size=1024,
-        max_epochs=100,
-        learning_rate=0.02,
-        learning_rate_decay=1.0,
-        max_grad_norm=1.0,
-        entmax_mode="sparsemax",
-        entmax_alpha=1.5,
-        categorical_features="auto",
-        cat_emb_dim=1,
-        grouped_features=None,
-        early_stopping="auto",
-        validation_fraction=0.1,
-        n_iter_no_change=10,
-        tol=1e-4,
-        random_state=None,
-        verbose=0,
-        n_jobs=None,
-        device="cpu",
+        n_d=DEFAULTS["n_d"],
+        n_a=DEFAULTS["n_a"],
+        n_steps=DEFAULTS["n_steps"],
+        gamma=DEFAULTS["gamma"],
+        n_independent=DEFAULTS["n_independent"],
+        n_shared=DEFAULTS["n_shared"],
+        n_shared_decoder=DEFAULTS["n_shared_decoder"],
+        n_independent_decoder=DEFAULTS["n_independent_decoder"],
+        pretraining_ratio=DEFAULTS["pretraining_ratio"],
+        lambda_sparse=DEFAULTS["lambda_sparse"],
+        virtual_batch_size=DEFAULTS["virtual_batch_size"],
+        momentum=DEFAULTS["momentum"],
+        batch_size=DEFAULTS["batch_size"],
+        max_epochs=DEFAULTS["max_epochs"],
+        learning_rate=DEFAULTS["learning_rate"],
+        learning_rate_decay=DEFAULTS["learning_rate_decay"],
+        max_grad_norm=DEFAULTS["max_grad_norm"],
+        entmax_mode=DEFAULTS["entmax_mode"],
+        entmax_alpha=DEFAULTS["entmax_alpha"],
+        categorical_features=DEFAULTS["categorical_features"],
+        cat_emb_dim=DEFAULTS["cat_emb_dim"],
+        grouped_features=DEFAULTS["grouped_features"],
+        early_stopping=DEFAULTS["early_stopping"],
+        validation_fraction=DEFAULTS["validation_fraction"],
+        n_iter_no_change=DEFAULTS["n_iter_no_change"],
+        tol=DEFAULTS["tol"],
+        random_state=DEFAULTS["random_state"],
+        verbose=DEFAULTS["verbose"],
+        n_jobs=DEFAULTS["n_jobs"],
+        device=DEFAULTS["device"],
     ):
-        self.n_d = n_d
-        self.n_a = n_a
-        self.n_steps = n_steps
-        self.gamma = gamma
-        self.n_independent = n_independent
-        self.n_shared = n_shared
-        self.n_shared_decoder = n_shared_decoder
-        self.n_independent_decoder = n_independent_decoder
-        self.pretraining_ratio = pretraining_ratio
-        self.lambda_sparse = lambda_sparse
-        self.virtual_batch_size = virtual_batch_size
-        self.momentum = momentum
-        self.batch_size = batch_size
-        self.max_epochs = max_epochs
-        self.learning_rate = learning_rate
-        self.learning_rate_decay = learning_rate_decay
-        self.max_grad_norm = max_grad_norm
-        self.entmax_mode = entmax_mode
-        self.entmax_alpha = entmax_alpha
-        self.categorical_features = categorical_features
-        self.cat_emb_dim = cat_emb_dim
-        self.grouped_features = grouped_features
-        self.early_stopping = early_stopping
-        self.validation_fraction = validation_fraction
-        self.n_iter_no_change = n_iter_no_change
-        self.tol = tol
-        self.random_state = random_state
-        self.verbose = verbose
-        self.n_jobs = n_jobs
-        self.device = device
+        store_parameters(self, locals())
 
     def __sklearn_is_fitted__(self):
         return getattr(self, "_fitted", False)
@@ -226,14 +175,14 @@ see :class:`SparseTabNetClassifier`
                     f"Pretraining needs at least 2 rows for batch normalisation; got n_samples={frame.shape[0]}."
                 )
             seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
-            self._encoder = TabularEncoder(self.categorical_features)
-            encoded = torch.from_numpy(self._encoder.fit_transform(frame)).to(device)
+            self._tabular_encoding = TabularEncoding(self.categorical_features)
+            encoded = torch.from_numpy(self._tabular_encoding.fit_transform(frame)).to(device)
             names = feature_names(self)
-            categories = self._encoder.categories_.items()
+            categories = self._tabular_encoding.categories_.items()
             self.categories_ = {str(names[j]): np.asarray(values, dtype=object) for j, values in categories}
-            widths = embedding_dims(self.cat_emb_dim, frame.columns, self._encoder.is_categorical_)
+            widths = embedding_dims(self.cat_emb_dim, frame.columns, self._tabular_encoding.is_categorical_)
             groups = attention_groups(self.grouped_features, frame.columns)
-            self._network_config = network_config(self, self._encoder, widths, groups, output_dim=1)
+            self._network_config = network_config(self, self._tabular_encoding, widths, groups, output_dim=1)
             with torch.random.fork_rng(devices=[]):  # seed the weights without touching the global RNG
                 torch.manual_seed(seed)
                 network = PretrainingNetwork(
@@ -246,34 +195,25 @@ see :class:`SparseTabNetClassifier`
                 )
             network.to(device)
             network.training_generator = torch.Generator().manual_seed(seed + 1)
-            early_stopping = self.early_stopping is True or (
-                self.early_stopping == "auto" and frame.shape[0] > _AUTO_EARLY_STOPPING_MIN_ROWS
-            )
-            train_rows = validation = None
-            if early_stopping and frame.shape[0] >= 4:
-                train_rows, validation_rows = _split_validation_rows(frame.shape[0], self.validation_fraction, seed)
+            validation = None
+            if resolve_early_stopping(self.early_stopping, frame.shape[0], has_validation_data=False):
+                train_rows, validation_rows = split_validation(frame.shape[0], self.validation_fraction, seed)
                 validation = encoded[torch.from_numpy(validation_rows).to(device)]
                 encoded = encoded[torch.from_numpy(train_rows).to(device)]
+                if encoded.shape[0] < 2:
+                    raise ValueError(
+                        f"Pretraining needs at least 2 training rows for batch normalisation; holding out "
+                        f"validation_fraction={self.validation_fraction} of {frame.shape[0]} rows leaves "
+                        f"{encoded.shape[0]}. Use more rows, a smaller validation_fraction or early_stopping=False."
+                    )
             n_train = encoded.shape[0]
-            config = TrainingConfig(
-                batch_size=self.batch_size,
-                max_epochs=self.max_epochs,
-                learning_rate=self.learning_rate,
-                learning_rate_decay=self.learning_rate_decay,
-                max_grad_norm=self.max_grad_norm,
-                lambda_sparse=self.lambda_sparse,
-                n_iter_no_change=self.n_iter_no_change,
-                tol=self.tol,
-                early_stopping=validation is not None,
-                verbose=self.verbose,
-            )
             history = train_network(
                 network,
                 lambda row_losses, _: row_losses,  # the network's output is already the loss of each row
                 encoded,
                 torch.zeros(n_train, device=device),
                 torch.ones(n_train, device=device),
-                config,
+                training_config(self, early_stopping=validation is not None),
                 torch.Generator().manual_seed(seed),
                 score_function=None if validation is None else lambda: -self._reconstruction_loss(network, validation),
             )
@@ -290,10 +230,11 @@ see :class:`SparseTabNetClassifier`
 
     @staticmethod
     def _reconstruction_loss(network, X_tensor):
-        network.eval()
-        with torch.inference_mode():
-            losses = [network(batch)[0] for batch in X_tensor.split(INFERENCE_BATCH_ROWS)]
-        return float(torch.cat(losses).mean())
+        def row_losses(batch):
+            return network(batch)[0]
+
+        batches = X_tensor.split(INFERENCE_BATCH_ROWS)
+        return float(torch.cat([losses for _, losses in forward_in_batches(network, batches, row_losses)]).mean())
 
     def transform(self, X):
         """The encoder's decision embedding of each row.
@@ -320,15 +261,17 @@ see :class:`SparseTabNetClassifier`
         """
         check_is_fitted(self)
         frame = validate_frame(self, X, reset=False)
-        encoder = self.network_.encoder.eval()
+        encoder = self.network_.encoder
         out = np.empty((frame.shape[0], self.n_d), dtype=np.float64)
-        start = 0
-        with torch_threads(self.n_jobs), torch.inference_mode():
-            for batch in encoded_batches(self._encoder, frame, self._device):
-                embedding = encoder.encode(batch)[0]
-                _check_finite(start, (embedding, 0))
-                out[start : start + len(batch)] = embedding.cpu().numpy()
-                start += len(batch)
+        batches = encoded_batches(self._tabular_encoding, frame, self._device)
+
+        def embed(batch):
+            return encoder.encode(batch)[0]
+
+        with torch_threads(self.n_jobs):
+            for offset, embedding in forward_in_batches(encoder, batches, embed):
+                check_finite(offset, (embedding, 0))
+                out[offset : offset + len(embedding)] = embedding.cpu().numpy()
         return out
 
     def reconstruction_score(self, X):
@@ -351,6 +294,6 @@ see :class:`SparseTabNetClassifier`
         """
         check_is_fitted(self)
         frame = validate_frame(self, X, reset=False)
-        tensor = torch.from_numpy(self._encoder.transform(frame)).to(self._device)  # checks every row
+        tensor = torch.from_numpy(self._tabular_encoding.transform(frame)).to(self._device)  # checks every row
         with torch_threads(self.n_jobs):
             return self._reconstruction_loss(self.network_, tensor)

@@ -109,8 +109,8 @@ def test_inputs_are_encoded_in_bounded_slices(model, monkeypatch):
     monkeypatch.setattr(sparsetab._inference, "INFERENCE_BATCH_ROWS", 40)
     X, _ = _people(100, seed=2)
     sizes = []
-    transform = model._encoder.transform
-    monkeypatch.setattr(model._encoder, "transform", lambda frame: sizes.append(len(frame)) or transform(frame))
+    transform = model._tabular_encoding.transform
+    monkeypatch.setattr(model._tabular_encoding, "transform", lambda frame: sizes.append(len(frame)) or transform(frame))
     proba = model.predict_proba(X)
     explanation = model.explain(X)
     assert sizes == [40, 40, 20] * 2

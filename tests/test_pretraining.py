@@ -55,7 +55,7 @@ def test_transform_gives_the_encoder_embedding_with_feature_names(pretrainer):
     embedding = pretrainer.transform(X)
     assert embedding.shape == (50, 4) and embedding.dtype == np.float64 and (embedding >= 0).all()
     with torch.inference_mode():
-        encoded = torch.from_numpy(pretrainer._encoder.transform(X))
+        encoded = torch.from_numpy(pretrainer._tabular_encoding.transform(X))
         expected = pretrainer.network_.encoder.eval().encode(encoded)[0].numpy()
     np.testing.assert_allclose(embedding, expected, rtol=1e-6)
     names = [f"sparsetabnetpretrainer{j}" for j in range(4)]
@@ -84,7 +84,7 @@ def test_fine_tuning_starts_from_the_pretrained_encoder(pretrainer):
     fresh = SparseTabNetClassifier(max_epochs=1, learning_rate=1e-12, random_state=0, **ARCH).fit(X, y)
     assert not torch.allclose(fresh.network_.shared_fcs[0].weight, pretrained["shared_fcs.0.weight"])
     # the pretrainer's column encoding is used: same categories and standardisation
-    np.testing.assert_array_equal(model._encoder.center_, pretrainer._encoder.center_)
+    np.testing.assert_array_equal(model._tabular_encoding.center_, pretrainer._tabular_encoding.center_)
 
 
 def test_grid_search_fine_tunes_from_the_pretrained_weights(pretrainer):

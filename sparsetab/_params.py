@@ -1,0 +1,340 @@
+"""The one parameter table of the estimators, and what is derived from it.
+
+Each hyperparameter is written here once: its default, its constraint (scikit-learn's
+``_parameter_constraints`` vocabulary), its role and the estimators that take it. The constraint
+dicts, the groups of names that warm starts and pretrained encoders compare, the keyword arguments
+of :class:`~sparsetab.network.TabNet` and the :class:`~sparsetab._training.TrainingConfig` are
+generated from it, and the early-stopping rule and the validation split that serve all three
+estimators live beside it.
+
+Roles:
+
+- ``architecture``: shapes the TabNet encoder's weights (a pretrained encoder must match them);
+- ``batch normalisation``: ghost batch normalisation, part of the network but not of its weights;
+- ``tabular encoding``: how columns become network inputs (categorical columns, embedding widths,
+  attention groups), also fixed once the network is built;
+- ``training``: the fit loop; ``runtime``: where and how torch runs.
+"""
+
+import numbers
+from dataclasses import dataclass, fields
+
+import numpy as np
+import torch
+from sklearn.model_selection import train_test_split
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+
+from ._training import TrainingConfig
+from .network import ENTMAX_MODES
+
+__all__ = [
+    "AUTO_EARLY_STOPPING_MIN_ROWS",
+    "DEFAULTS",
+    "NETWORK_PARAMETERS",
+    "PARAMETERS",
+    "PRETRAINED_PARAMETERS",
+    "Parameter",
+    "network_config",
+    "parameter_constraints",
+    "resolve_early_stopping",
+    "same_value",
+    "split_validation",
+    "store_parameters",
+    "training_config",
+]
+
+CLASSIFIER, REGRESSOR, PRETRAINER = "classifier", "regressor", "pretrainer"
+_SUPERVISED = frozenset({CLASSIFIER, REGRESSOR})
+_ALL = frozenset({CLASSIFIER, REGRESSOR, PRETRAINER})
+
+# early_stopping="auto" switches on above this many training rows.
+AUTO_EARLY_STOPPING_MIN_ROWS = 10000
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """One hyperparameter: name, default, constraint, role and the estimators that take it.
+
+    Parameters
+    ----------
+    name : str
+        The constructor argument.
+    default : object
+        Its default value.
+    constraint : list
+        scikit-learn's ``_parameter_constraints`` entry.
+    role : str
+        ``"architecture"``, ``"batch normalisation"``, ``"tabular encoding"``, ``"training"`` or
+        ``"runtime"``.
+    estimators : frozenset of str
+        Among ``"classifier"``, ``"regressor"``, ``"pretrainer"``.
+    network_type : type or None
+        For the parameters the network is built from, the plain type its value is stored as
+        in the network configuration (a model file keeps it as JSON).
+    """
+
+    name: str
+    default: object
+    constraint: list
+    role: str
+    estimators: frozenset = _ALL
+    network_type: type | None = None
+
+
+def _at_least(kind, low):
+    return [Interval(kind, low, None, closed="left")]
+
+
+PARAMETERS = (
+    Parameter("n_d", 8, _at_least(numbers.Integral, 1), "architecture", network_type=int),
+    Parameter("n_a", 8, _at_least(numbers.Integral, 1), "architecture", network_type=int),
+    Parameter("n_steps", 3, _at_least(numbers.Integral, 1), "architecture", network_type=int),
+    Parameter("gamma", 1.3, _at_least(numbers.Real, 1), "architecture", network_type=float),
+    Parameter("n_independent", 2, _at_least(numbers.Integral, 0), "architecture", network_type=int),
+    Parameter("n_shared", 2, _at_least(numbers.Integral, 0), "architecture", network_type=int),
+    Parameter("n_shared_decoder", 1, _at_least(numbers.Integral, 0), "architecture", frozenset({PRETRAINER})),
+    Parameter("n_independent_decoder", 1, _at_least(numbers.Integral, 0), "architecture", frozenset({PRETRAINER})),
+    Parameter(
+        "pretraining_ratio",
+        0.2,
+        [Interval(numbers.Real, 0, 1, closed="neither")],
+        "training",
+        frozenset({PRETRAINER}),
+    ),
+    Parameter("lambda_sparse", 1e-3, _at_least(numbers.Real, 0), "training"),
+    Parameter(
+        "virtual_batch_size", 128, _at_least(numbers.Integral, 1), "batch normalisation", network_type=int
+    ),
+    Parameter(
+        "momentum", 0.02, [Interval(numbers.Real, 0, 1, closed="both")], "batch normalisation", network_type=float
+    ),
+    Parameter("batch_size", 1024, _at_least(numbers.Integral, 1), "training"),
+    Parameter("max_epochs", 100, _at_least(numbers.Integral, 1), "training"),
+    Parameter("learning_rate", 0.02, [Interval(numbers.Real, 0, None, closed="neither")], "training"),
+    Parameter("learning_rate_decay", 1.0, [Interval(numbers.Real, 0, 1, closed="right")], "training"),
+    Parameter("max_grad_norm", 1.0, [Interval(numbers.Real, 0, None, closed="neither"), None], "training"),
+    Parameter("entmax_mode", "sparsemax", [StrOptions(set(ENTMAX_MODES))], "architecture", network_type=str),
+    Parameter(
+        "entmax_alpha", 1.5, [Interval(numbers.Real, 1, 2, closed="both")], "architecture", network_type=float
+    ),
+    Parameter("categorical_features", "auto", [StrOptions({"auto"}), "array-like", None], "tabular encoding"),
+    Parameter("cat_emb_dim", 1, [Interval(numbers.Integral, 1, None, closed="left"), dict], "tabular encoding"),
+    Parameter("grouped_features", None, [list, None], "tabular encoding"),
+    Parameter("early_stopping", "auto", [StrOptions({"auto"}), "boolean"], "training"),
+    Parameter("validation_fraction", 0.1, [Interval(numbers.Real, 0, 1, closed="neither")], "training"),
+    Parameter("n_iter_no_change", 10, _at_least(numbers.Integral, 1), "training"),
+    Parameter("tol", 1e-4, _at_least(numbers.Real, 0), "training"),
+    Parameter("scoring", "loss", [StrOptions({"loss"}), str, callable], "training", _SUPERVISED),
+    Parameter("class_weight", None, [dict, list, StrOptions({"balanced"}), None], "training", frozenset({CLASSIFIER})),
+    Parameter("random_state", None, ["random_state"], "training"),
+    Parameter("verbose", 0, ["verbose"], "training"),
+    Parameter("warm_start", False, ["boolean"], "training", _SUPERVISED),
+    Parameter(
+        "n_jobs",
+        None,
+        [
+            Interval(numbers.Integral, None, -1, closed="right"),
+            Interval(numbers.Integral, 1, None, closed="left"),
+            None,
+        ],
+        "runtime",
+    ),
+    Parameter("device", "cpu", [str, torch.device], "runtime"),
+    Parameter("pretrained", None, [HasMethods(["fit", "transform"]), None], "training", _SUPERVISED),
+)
+
+DEFAULTS = {parameter.name: parameter.default for parameter in PARAMETERS}
+# What a continued fit (warm_start, partial_fit) refuses to see change: what the network was built from.
+NETWORK_PARAMETERS = tuple(
+    parameter.name
+    for parameter in PARAMETERS
+    if parameter.role in ("architecture", "batch normalisation", "tabular encoding")
+    and parameter.estimators == _ALL
+)
+# What a model fine-tuned from a pretrainer must share with it: what its encoder's weights mean.
+PRETRAINED_PARAMETERS = tuple(
+    parameter.name
+    for parameter in PARAMETERS
+    if parameter.role in ("architecture", "tabular encoding") and parameter.estimators == _ALL
+)
+_TRAINING_CONFIG_PARAMETERS = tuple(
+    field.name for field in fields(TrainingConfig) if field.name in DEFAULTS and field.name != "early_stopping"
+)
+
+
+def parameter_constraints(estimator):
+    """The ``_parameter_constraints`` dict of one estimator.
+
+    Parameters
+    ----------
+    estimator : {"classifier", "regressor", "pretrainer"}
+        Which estimator.
+
+    Returns
+    -------
+    dict of str -> list
+        Each of its parameters' constraints, in the table's order.
+    """
+    return {parameter.name: parameter.constraint for parameter in PARAMETERS if estimator in parameter.estimators}
+
+
+def same_value(before, now):
+    """Parameter equality that also works for arrays and lists of them.
+
+    Parameters
+    ----------
+    before, now : object
+        Two values of one parameter.
+
+    Returns
+    -------
+    bool
+        Whether they are equal (arrays: same type, shape and elements).
+    """
+    if isinstance(before, np.ndarray) or isinstance(now, np.ndarray):
+        return type(before) is type(now) and np.array_equal(np.asarray(before, object), np.asarray(now, object))
+    try:
+        return bool(before == now)
+    except (TypeError, ValueError):
+        return False
+
+
+def network_config(estimator, tabular_encoding, widths, groups, output_dim):
+    """The keyword arguments of :class:`~sparsetab.network.TabNet` for a fitted tabular encoding.
+
+    Parameters
+    ----------
+    estimator : sklearn.base.BaseEstimator
+        Supplies the parameters of the table that have a ``network_type``.
+    tabular_encoding : TabularEncoding
+        The fitted tabular encoding (cardinalities, columns with missing values).
+    widths : list of int
+        Embedding width of each column.
+    groups : list of list of int or None
+        The attention groups.
+    output_dim : int
+        Width of the head.
+
+    Returns
+    -------
+    dict
+        Plain ints, floats, strings and lists, so that a model file stores it as JSON.
+    """
+    config = {
+        "cardinalities": list(tabular_encoding.cardinalities),
+        "embedding_dims": [int(width) for width in widths],
+        "output_dim": int(output_dim),
+    }
+    for parameter in PARAMETERS:
+        if parameter.network_type is not None:
+            config[parameter.name] = parameter.network_type(getattr(estimator, parameter.name))
+    config["attention_groups"] = groups
+    config["missing_indicators"] = np.flatnonzero(tabular_encoding.has_missing_).tolist()
+    return config
+
+
+def training_config(estimator, *, early_stopping, incremental=False, epoch_offset=0):
+    """The :class:`~sparsetab._training.TrainingConfig` of an estimator's parameters.
+
+    Parameters
+    ----------
+    estimator : sklearn.base.BaseEstimator
+        Supplies the training parameters of the table that the fit loop reads.
+    early_stopping : bool
+        Resolved by :func:`resolve_early_stopping` (and False without validation rows).
+    incremental : bool, default=False
+        One epoch of ``partial_fit``: ``max_epochs`` is 1 and there is no convergence test.
+    epoch_offset : int, default=0
+        Epochs run by earlier calls, for the verbose epoch numbers.
+
+    Returns
+    -------
+    TrainingConfig
+    """
+    values = {name: getattr(estimator, name) for name in _TRAINING_CONFIG_PARAMETERS}
+    if incremental:
+        values["max_epochs"] = 1
+    return TrainingConfig(
+        **values, early_stopping=early_stopping, incremental=incremental, epoch_offset=epoch_offset
+    )
+
+
+def resolve_early_stopping(early_stopping, n_samples, has_validation_data):
+    """Whether a fit stops early: the rule behind ``early_stopping="auto"``.
+
+    Parameters
+    ----------
+    early_stopping : "auto" or bool
+        The parameter.
+    n_samples : int
+        Training rows.
+    has_validation_data : bool
+        Whether the user gave ``X_val``.
+
+    Returns
+    -------
+    bool
+        ``early_stopping`` itself when it is a bool; for ``"auto"``, True when there are more
+        than :data:`AUTO_EARLY_STOPPING_MIN_ROWS` rows or validation data.
+    """
+    if early_stopping == "auto":
+        return n_samples > AUTO_EARLY_STOPPING_MIN_ROWS or has_validation_data
+    return bool(early_stopping)
+
+
+def split_validation(n_samples, validation_fraction, seed, stratify=None):
+    """Hold out ``validation_fraction`` of the rows for early stopping.
+
+    Parameters
+    ----------
+    n_samples : int
+        Rows to split.
+    validation_fraction : float
+        Share held out, in (0, 1).
+    seed : int
+        Seed of the split.
+    stratify : numpy.ndarray of shape (n_samples,) or None, default=None
+        Class codes to stratify on; ignored when a class has fewer than two rows or there are
+        fewer validation (or training) rows than classes.
+
+    Returns
+    -------
+    train_index : numpy.ndarray of shape (n_train,), int
+        Positions of the training rows.
+    validation_index : numpy.ndarray of shape (n_validation,), int
+        Positions of the held-out rows.
+
+    Raises
+    ------
+    ValueError
+        If the rows cannot be split (too few for ``validation_fraction``).
+    """
+    if stratify is not None:
+        _, counts = np.unique(stratify, return_counts=True)
+        n_validation = int(np.ceil(validation_fraction * n_samples))
+        if counts.min() < 2 or n_validation < len(counts) or n_samples - n_validation < len(counts):
+            stratify = None
+    try:
+        return train_test_split(
+            np.arange(n_samples), test_size=validation_fraction, random_state=seed, stratify=stratify
+        )
+    except ValueError as error:
+        raise ValueError(
+            f"Cannot hold out validation_fraction={validation_fraction} of {n_samples} rows for early "
+            "stopping; use more data, another validation_fraction, or early_stopping=False."
+        ) from error
+
+
+def store_parameters(estimator, arguments):
+    """Store an estimator's constructor arguments as attributes of the same names, unchanged.
+
+    Parameters
+    ----------
+    estimator : sklearn.base.BaseEstimator
+        The estimator being constructed.
+    arguments : dict
+        ``locals()`` of its ``__init__``: the arguments, and ``self``, which is skipped.
+    """
+    for name, value in arguments.items():
+        if name != "self":
+            setattr(estimator, name, value)

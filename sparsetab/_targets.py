@@ -1,0 +1,580 @@
+"""The kinds of target, one small class each: what the estimators ask instead of switching on the target.
+
+A target kind knows how ``y`` of its kind is checked and encoded for the loss, the width of the
+network's head, the per-row loss, how the head's outputs become predictions and probabilities,
+what an exported program outputs, and the class weights of the rows. Its state is the estimator's
+fitted attributes (``classes_``, ``n_outputs_``, ``target_mean_``, ...), so a kind is rebuilt from a
+fitted estimator at any time, including one unpickled or loaded from a model file written before the
+kinds existed.
+
+- :class:`ClassLabels`: 1-D labels (scikit-learn's ``"binary"`` and ``"multiclass"``), one softmax
+  over ``classes_``, cross-entropy.
+- :class:`LabelIndicators`: a 0/1 matrix (``"multilabel-indicator"``), one sigmoid per column, the
+  sum of the columns' binary cross-entropies (as :class:`~sklearn.neural_network.MLPClassifier`).
+- :class:`MulticlassMultioutput`: 2-D labels (``"multiclass-multioutput"``), one softmax block per
+  column of ``y`` over the concatenated head, the sum of the blocks' cross-entropies.
+- :class:`ContinuousTargets`: regression targets, standardised for the loss (mean squared error)
+  and mapped back at predict.
+"""
+
+import numpy as np
+import pandas as pd
+import torch
+from sklearn.metrics import accuracy_score
+from sklearn.utils.class_weight import compute_sample_weight
+from sklearn.utils.multiclass import check_classification_targets, type_of_target, unique_labels
+from sklearn.utils.validation import _check_sample_weight, check_array, check_consistent_length, column_or_1d
+
+__all__ = [
+    "ClassLabels",
+    "ContinuousTargets",
+    "LabelIndicators",
+    "MulticlassMultioutput",
+    "check_class_weight",
+    "classification_kind",
+    "continuous_kind",
+    "count_by_column",
+    "fit_classification_kind",
+    "fit_continuous_kind",
+]
+
+
+def count_by_column(flags):
+    """Count flagged values, per column for a 2-D array.
+
+    Parameters
+    ----------
+    flags : numpy.ndarray of shape (n_samples,) or (n_samples, n_outputs), bool
+        The flagged values.
+
+    Returns
+    -------
+    str
+        ``"3"`` for a 1-D array (or none flagged), ``"3 (column 0: 1, column 2: 2)"`` for a 2-D one.
+    """
+    total = int(flags.sum())
+    if flags.ndim == 1 or total == 0:
+        return str(total)
+    per_column = ", ".join(f"column {j}: {int(count)}" for j, count in enumerate(flags.sum(axis=0)) if count)
+    return f"{total} ({per_column})"
+
+
+def _label_codes(classes, labels, name):
+    """Positions of ``labels`` in the sorted array ``classes``; ValueError naming ``name`` for unknown ones."""
+    codes = np.searchsorted(classes, labels)
+    unknown = (codes >= len(classes)) | (classes[np.minimum(codes, len(classes) - 1)] != labels)
+    if unknown.any():
+        raise ValueError(
+            f"{name} contains labels not seen in y: {np.unique(labels[unknown]).tolist()!r}; known classes are "
+            f"{classes.tolist()!r}."
+        )
+    return codes
+
+
+def _check_labels(y, name):
+    """``y`` as an array of labels (a one-column 2-D ``y`` raveled, with scikit-learn's warning), no missing."""
+    y = check_array(y, ensure_2d=False, dtype=None, ensure_all_finite=False, input_name=name)
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = column_or_1d(y, warn=True)
+    missing = pd.isna(y) if y.dtype.kind in "fO" else np.zeros(y.shape, dtype=bool)
+    if missing.any():
+        raise ValueError(
+            f"{name} contains {count_by_column(missing)} missing label(s) (NaN or None); remove or label those rows."
+        )
+    return y
+
+
+class _ClassificationKind:
+    """What the three classification kinds share: label checks, class weights, accuracy."""
+
+    target_type = None
+
+    def __init__(self, classes, y_dtype, n_outputs):
+        self.classes = classes
+        self.y_dtype = y_dtype
+        self.n_outputs = n_outputs
+
+    def attributes(self):
+        """The estimator's fitted attributes that hold this kind's state."""
+        return {
+            "classes_": self.classes,
+            "n_outputs_": self.n_outputs,
+            "_target_type": self.target_type,
+            "_y_dtype": self.y_dtype,
+        }
+
+    def encode(self, y, name):
+        """Check ``y`` against the fitted classes and return its encoding for the loss."""
+        y = _check_labels(y, name)
+        if (y.ndim == 1) != (self.n_outputs == 1) or (y.ndim == 2 and y.shape[1] != self.n_outputs):
+            raise ValueError(
+                f"{name} has shape {y.shape} but the model was fitted on y with {self.n_outputs} output column(s) "
+                f"(type_of_target {self.target_type!r}); {name} needs the same number of columns."
+            )
+        return self._encode_checked(y, name)
+
+    def class_weights(self, y, class_weight):
+        """Per-row weights of ``class_weight`` for the labels ``y`` (None without ``class_weight``)."""
+        if class_weight is None:
+            return None
+        y = check_array(y, ensure_2d=False, dtype=None, ensure_all_finite=False, input_name="y")
+        if y.ndim == 2 and y.shape[1] == 1:
+            y = y.ravel()
+        check_class_weight(class_weight, y.shape[1] if y.ndim == 2 else None, self.target_type)
+        # For 2-D y the weights of the columns are multiplied, as in scikit-learn's forests.
+        return compute_sample_weight(class_weight, y)
+
+    def stratify(self, targets):
+        """Codes to stratify the validation split on, or None."""
+        return None
+
+    def fit_scale(self, targets):
+        """Nothing to learn from the training rows: class codes are not rescaled."""
+
+    def accuracy(self, y, y_pred, sample_weight):
+        """Accuracy of ``y_pred`` (subset accuracy for 2-D ``y``)."""
+        return accuracy_score(y, y_pred, sample_weight=sample_weight)
+
+    @staticmethod
+    def tensor(targets, device):
+        """Class codes as the long tensor of the cross-entropy."""
+        return torch.as_tensor(targets, dtype=torch.long, device=device)
+
+
+class ClassLabels(_ClassificationKind):
+    """1-D class labels: one softmax head over ``classes_`` and the cross-entropy.
+
+    Parameters
+    ----------
+    classes : numpy.ndarray of shape (n_classes,)
+        The sorted labels.
+    y_dtype : numpy.dtype
+        The dtype of ``y`` at fit, kept by ``predict``.
+    target_type : {"binary", "multiclass"}, default="multiclass"
+        scikit-learn's ``type_of_target`` of ``y`` at fit.
+    """
+
+    def __init__(self, classes, y_dtype, target_type="multiclass"):
+        super().__init__(classes, y_dtype, 1)
+        # "binary" or "multiclass": the head and the loss are the same, the fitted _target_type keeps which.
+        self.target_type = target_type
+
+    @property
+    def output_dim(self):
+        return len(self.classes)
+
+    def _encode_checked(self, y, name):
+        return _label_codes(self.classes, y, name)
+
+    def stratify(self, targets):
+        return targets
+
+    def check_continued(self, y, incremental):
+        """Check that a continued fit's ``y`` has this model's classes."""
+        labels = unique_labels(column_or_1d(y, warn=False) if np.ndim(y) == 2 else y)
+        if incremental:
+            unknown = np.setdiff1d(labels, self.classes)
+            if unknown.size:
+                raise ValueError(
+                    f"y has classes not in classes_: {unknown.tolist()!r}; classes_ is {self.classes.tolist()!r} "
+                    "(set by the classes argument of the first partial_fit call, or by fit)."
+                )
+        elif set(labels.tolist()) != set(self.classes.tolist()):
+            raise ValueError(
+                "warm_start can only be used where y has the same classes as in the previous call to fit: "
+                f"previously {self.classes.tolist()!r}, y has {labels.tolist()!r}. Set warm_start=False to refit."
+            )
+
+    def decode(self, targets):
+        return self.classes[targets]
+
+    @staticmethod
+    def loss(output, target):
+        return torch.nn.functional.cross_entropy(output, target, reduction="none")
+
+    @staticmethod
+    def predict_proba(output):
+        return torch.softmax(torch.from_numpy(output).double(), dim=1).numpy()
+
+    def predict(self, output):
+        return self.classes[np.argmax(output, axis=1)]
+
+    def serving_output(self):
+        return {
+            "transform": "softmax",
+            "description": f"float64 (batch, n_classes): class probabilities for classes {self.classes.tolist()!r}",
+        }
+
+
+class LabelIndicators(_ClassificationKind):
+    """A 0/1 label indicator matrix: one sigmoid per column, the columns' binary cross-entropies summed.
+
+    Parameters
+    ----------
+    n_outputs : int
+        Label columns.
+    y_dtype : numpy.dtype
+        The dtype of ``y`` at fit, kept by ``predict``.
+    """
+
+    target_type = "multilabel-indicator"
+
+    def __init__(self, n_outputs, y_dtype):
+        # classes_ is arange(n_labels): the label columns, as MLPClassifier's.
+        super().__init__(np.arange(n_outputs), y_dtype, n_outputs)
+
+    @property
+    def output_dim(self):
+        return self.n_outputs
+
+    def _encode_checked(self, y, name):
+        values = np.unique(y)
+        if not np.isin(values, [0, 1]).all():
+            raise ValueError(
+                f"{name} is a label indicator matrix (type_of_target 'multilabel-indicator') with values "
+                f"{values.tolist()!r}; it must hold 0 and 1 only (or booleans), one column per label."
+            )
+        return y.astype(np.float32)
+
+    def check_continued(self, y, incremental):
+        _refuse_partial_fit_of_2d_targets(y, incremental)
+
+    def decode(self, targets):
+        return targets.astype(self.y_dtype)
+
+    @staticmethod
+    def tensor(targets, device):
+        return torch.as_tensor(targets, dtype=torch.float32, device=device)
+
+    @staticmethod
+    def loss(output, target):
+        return torch.nn.functional.binary_cross_entropy_with_logits(output, target, reduction="none").sum(dim=1)
+
+    @staticmethod
+    def predict_proba(output):
+        return torch.sigmoid(torch.from_numpy(output).double()).numpy()
+
+    def predict(self, output):
+        return (self.predict_proba(output) > 0.5).astype(self.y_dtype)
+
+    def serving_output(self):
+        return {
+            "transform": "sigmoid",
+            "description": (
+                f"float64 (batch, {self.n_outputs}): probability that each of the {self.n_outputs} labels "
+                "(columns of y) is 1; predict is probability > 0.5"
+            ),
+        }
+
+
+class MulticlassMultioutput(_ClassificationKind):
+    """2-D class labels: one softmax block per column of ``y``, the blocks' cross-entropies summed.
+
+    Parameters
+    ----------
+    classes : list of numpy.ndarray
+        The sorted labels of each column.
+    y_dtype : numpy.dtype
+        The dtype of ``y`` at fit, kept by ``predict``.
+    """
+
+    target_type = "multiclass-multioutput"
+
+    def __init__(self, classes, y_dtype):
+        super().__init__(classes, y_dtype, len(classes))
+        self.blocks = [len(column_classes) for column_classes in classes]
+
+    @property
+    def output_dim(self):
+        return sum(self.blocks)
+
+    def _encode_checked(self, y, name):
+        return np.column_stack(
+            [_label_codes(classes, y[:, k], f"{name}[:, {k}]") for k, classes in enumerate(self.classes)]
+        )
+
+    def check_continued(self, y, incremental):
+        _refuse_partial_fit_of_2d_targets(y, incremental)
+
+    def decode(self, targets):
+        raw = np.empty(targets.shape, dtype=self.y_dtype)
+        for k, classes in enumerate(self.classes):
+            raw[:, k] = classes[targets[:, k]]
+        return raw
+
+    def loss(self, output, target):
+        return sum(
+            torch.nn.functional.cross_entropy(block, target[:, k], reduction="none")
+            for k, block in enumerate(output.split(self.blocks, dim=1))
+        )
+
+    def predict_proba(self, output):
+        logits = torch.from_numpy(output).double()
+        return [torch.softmax(block, dim=1).numpy() for block in logits.split(self.blocks, dim=1)]
+
+    def predict(self, output):
+        offsets = np.cumsum([0, *self.blocks])
+        y_pred = np.empty((output.shape[0], self.n_outputs), dtype=self.y_dtype)
+        for k, classes in enumerate(self.classes):
+            y_pred[:, k] = classes[np.argmax(output[:, offsets[k] : offsets[k + 1]], axis=1)]
+        return y_pred
+
+    def accuracy(self, y, y_pred, sample_weight):
+        # accuracy_score refuses multiclass-multioutput; the same subset accuracy, as MultiOutputClassifier.
+        y = check_array(y, ensure_2d=False, dtype=None, ensure_all_finite=False, input_name="y")
+        if y.ndim != 2 or y.shape[1] != self.n_outputs:
+            raise ValueError(
+                f"y has shape {y.shape}; this model was fitted on {self.n_outputs} output columns "
+                "('multiclass-multioutput'), so y needs (n_samples, n_outputs_)."
+            )
+        check_consistent_length(y_pred, y, sample_weight)
+        sample_weight = None if sample_weight is None else _check_sample_weight(sample_weight, y)
+        return float(np.average(np.all(y_pred == y, axis=1), weights=sample_weight))
+
+    def serving_output(self):
+        return {
+            "transform": "softmax",
+            "softmax_blocks": self.blocks,
+            "description": (
+                f"float64 (batch, {sum(self.blocks)}): for each of the {self.n_outputs} output columns in turn, a "
+                f"block of class probabilities (block widths {self.blocks}, summing to 1 each) for the classes "
+                f"{[classes.tolist() for classes in self.classes]!r}"
+            ),
+        }
+
+
+def _refuse_partial_fit_of_2d_targets(y, incremental):
+    if incremental:
+        raise ValueError(
+            "partial_fit supports one column of class labels (binary or multiclass y); got y of shape "
+            f"{np.shape(y)}. For multilabel or multi-output targets use fit with warm_start=True."
+        )
+
+
+def check_class_weight(class_weight, n_columns, target_type):
+    """Check that ``class_weight`` has the form of the target: a dict for 1-D ``y``, a list for 2-D.
+
+    Parameters
+    ----------
+    class_weight : dict, list of dict or "balanced"
+        The parameter.
+    n_columns : int or None
+        Columns of a 2-D ``y``, None for 1-D.
+    target_type : str
+        scikit-learn's ``type_of_target`` of ``y``, for the message.
+
+    Raises
+    ------
+    ValueError
+        For a list with 1-D ``y``, a dict with 2-D ``y``, or a list of the wrong length.
+    """
+    if n_columns is None and isinstance(class_weight, list):
+        raise ValueError(
+            f"class_weight is a list of {len(class_weight)} dict(s), which is for 2-D y (one dict per output "
+            "column); for a 1-D y give a dict {label: weight} or 'balanced'."
+        )
+    if n_columns is not None and isinstance(class_weight, dict):
+        raise ValueError(
+            f"class_weight is a dict but y has {n_columns} output columns (type_of_target {target_type!r}); give a "
+            f"list of {n_columns} dicts, one per column (for a label indicator matrix, each mapping 0 and 1 to "
+            "weights), or 'balanced'."
+        )
+    if n_columns is not None and isinstance(class_weight, list) and len(class_weight) != n_columns:
+        raise ValueError(
+            f"class_weight is a list of {len(class_weight)} dict(s) but y has {n_columns} output columns; give "
+            "one dict per column."
+        )
+
+
+def fit_classification_kind(y, name="y"):
+    """Learn the classification kind of ``y``: its type of target and its classes.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+        Class labels, or a label indicator matrix.
+    name : str, default="y"
+        The argument's name in messages.
+
+    Returns
+    -------
+    ClassLabels, LabelIndicators or MulticlassMultioutput
+
+    Raises
+    ------
+    ValueError
+        For missing labels, a continuous ``y``, mixed label types, or a single class.
+    """
+    y = _check_labels(y, name)
+    check_classification_targets(y)
+    target_type = type_of_target(y, input_name=name)
+    if target_type == LabelIndicators.target_type:
+        kind = LabelIndicators(y.shape[1], y.dtype)
+        kind._encode_checked(y, name)  # refuses values other than 0 and 1
+        return kind
+    if target_type == MulticlassMultioutput.target_type:
+        return MulticlassMultioutput([np.unique(y[:, k]) for k in range(y.shape[1])], y.dtype)
+    classes = np.unique(y)
+    if len(classes) < 2:
+        raise ValueError(f"y contains only one class ({classes[0]!r}); a classifier needs samples of at least 2 classes.")
+    return ClassLabels(classes, y.dtype, target_type)
+
+
+def classification_kind(estimator):
+    """The classification kind of a fitted classifier, from its fitted attributes.
+
+    Parameters
+    ----------
+    estimator : SparseTabNetClassifier
+        Fitted.
+
+    Returns
+    -------
+    ClassLabels, LabelIndicators or MulticlassMultioutput
+    """
+    if estimator._target_type == LabelIndicators.target_type:
+        return LabelIndicators(estimator.n_outputs_, estimator._y_dtype)
+    if estimator._target_type == MulticlassMultioutput.target_type:
+        return MulticlassMultioutput(estimator.classes_, estimator._y_dtype)
+    return ClassLabels(estimator.classes_, estimator._y_dtype, estimator._target_type)
+
+
+class ContinuousTargets:
+    """Regression targets: standardised with the training mean and deviation for the squared error.
+
+    Parameters
+    ----------
+    n_outputs : int
+        Targets.
+    y_ndim : int
+        1 when ``y`` was 1-D at fit (predictions are then 1-D), else 2.
+    target_mean, target_scale : numpy.ndarray of shape (n_outputs,) or None
+        The standardisation, learned by :meth:`fit_scale` on the training rows.
+    """
+
+    target_type = "continuous"
+
+    def __init__(self, n_outputs, y_ndim, target_mean=None, target_scale=None):
+        self.n_outputs = n_outputs
+        self.y_ndim = y_ndim
+        self.target_mean = target_mean
+        self.target_scale = target_scale
+
+    def attributes(self):
+        """The estimator's fitted attributes that hold this kind's state."""
+        attributes = {"n_outputs_": self.n_outputs, "_y_ndim": self.y_ndim}
+        if self.target_mean is not None:
+            attributes.update(target_mean_=self.target_mean, target_scale_=self.target_scale)
+        return attributes
+
+    @property
+    def output_dim(self):
+        return self.n_outputs
+
+    @staticmethod
+    def check(y, name):
+        """``y`` as a finite float64 array of shape (n_samples, n_outputs)."""
+        y = check_array(y, ensure_2d=False, dtype=np.float64, ensure_all_finite=False, input_name=name)
+        if y.ndim > 2:
+            raise ValueError(f"{name} must be 1-D or 2-D, got shape {y.shape}.")
+        if not np.isfinite(y).all():
+            raise ValueError(
+                f"{name} contains {count_by_column(np.isnan(y))} NaN and {count_by_column(np.isinf(y))} infinite "
+                "value(s); regression targets must be finite."
+            )
+        return y
+
+    def encode(self, y, name):
+        """Check ``y`` and return it as (n_samples, n_outputs) float64 in its own units."""
+        y = self.check(y, name)
+        if (1 if y.ndim == 1 else y.shape[1]) != self.n_outputs:
+            raise ValueError(
+                f"{name} has {y.shape[1] if y.ndim == 2 else 1} output(s); the model was fitted on {self.n_outputs}."
+            )
+        return y.reshape(len(y), -1)
+
+    def fit_scale(self, targets):
+        """Learn the standardisation on the training targets (a constant target gets scale 1)."""
+        self.target_mean = targets.mean(axis=0)
+        scale = targets.std(axis=0)
+        self.target_scale = np.where(scale > 0, scale, 1.0)
+
+    def check_continued(self, y, incremental):
+        """Check that a continued fit's ``y`` has the fitted number of outputs."""
+        n_outputs = 1 if np.ndim(y) < 2 else np.shape(y)[1]
+        if n_outputs != self.n_outputs:
+            raise ValueError(
+                f"y has {n_outputs} output(s) but the fitted model has n_outputs_={self.n_outputs}; "
+                "partial_fit and warm_start need targets of the same shape."
+            )
+
+    @staticmethod
+    def class_weights(y, class_weight):
+        return None
+
+    @staticmethod
+    def stratify(targets):
+        return None
+
+    def decode(self, targets):
+        return targets.ravel() if self.y_ndim == 1 else targets
+
+    def tensor(self, targets, device):
+        standardised = (targets - self.target_mean) / self.target_scale
+        return torch.as_tensor(standardised, dtype=torch.float32, device=device)
+
+    @staticmethod
+    def loss(output, target):
+        return ((output - target) ** 2).mean(dim=1)
+
+    def predict(self, output):
+        prediction = output.astype(np.float64) * self.target_scale + self.target_mean
+        return prediction.ravel() if self.y_ndim == 1 else prediction
+
+    def serving_output(self):
+        return {
+            "transform": "affine",
+            "target_mean": self.target_mean,
+            "target_scale": self.target_scale,
+            "description": f"float64 (batch, {self.n_outputs}): predicted targets in their original units",
+        }
+
+
+def fit_continuous_kind(y, name="y"):
+    """The regression kind of ``y`` (its number of outputs; the scale is learned later by ``fit_scale``).
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+        Targets.
+    name : str, default="y"
+        The argument's name in messages.
+
+    Returns
+    -------
+    ContinuousTargets
+
+    Raises
+    ------
+    ValueError
+        For targets that are not finite or of more than two dimensions.
+    """
+    y = ContinuousTargets.check(y, name)
+    return ContinuousTargets(1 if y.ndim == 1 else y.shape[1], y.ndim)
+
+
+def continuous_kind(estimator):
+    """The regression kind of a fitted regressor, from its fitted attributes.
+
+    Parameters
+    ----------
+    estimator : SparseTabNetRegressor
+        Fitted.
+
+    Returns
+    -------
+    ContinuousTargets
+    """
+    return ContinuousTargets(
+        estimator.n_outputs_, estimator._y_ndim, estimator.target_mean_, estimator.target_scale_
+    )
