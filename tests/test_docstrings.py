@@ -1,8 +1,8 @@
 """numpydoc's validator on every public name of sparsetab, and the estimators' See Also and Examples.
 
 Public names are those in the ``__all__`` lists of the public modules, and the public methods and
-properties those classes define in sparsetab (inherited scikit-learn and torch methods are theirs to
-document). Checks that are off, and why:
+properties of those classes that are defined in sparsetab, inherited from a sparsetab base class or not
+(methods inherited from scikit-learn and torch are theirs to document). Checks that are off, and why:
 
 - ES01 (no extended summary): a one-line summary is complete for many functions.
 - SA01 (no See Also) and EX01 (no Examples): required of the estimators (tested below), optional for the
@@ -37,9 +37,10 @@ def _public_names():
                 continue
             names.add(f"{obj.__module__}.{obj.__qualname__}")
             if inspect.isclass(obj):
-                for attribute, member in vars(obj).items():
+                for attribute in dir(obj):
                     if attribute.startswith("_"):
                         continue
+                    member = inspect.getattr_static(obj, attribute)
                     function = member.fget if isinstance(member, property) else member
                     function = getattr(function, "__func__", function)
                     if callable(function) and getattr(function, "__module__", "").startswith("sparsetab"):

@@ -10,17 +10,6 @@ from hypothesis import strategies as st
 
 from sparsetab import SparseTabNetClassifier, SparseTabNetRegressor
 
-FAST = dict(
-    n_d=4,
-    n_a=4,
-    n_steps=2,
-    n_independent=1,
-    n_shared=1,
-    batch_size=64,
-    virtual_batch_size=32,
-    max_epochs=2,
-    random_state=0,
-)
 FITS = settings(max_examples=20, deadline=None)
 ERRORS = settings(max_examples=15, deadline=None)
 
@@ -127,12 +116,20 @@ def _single_rows(X):
     return [X.iloc[[i]] for i in range(X.shape[0])]
 
 
+def _check_single_row_explanations(model, X, explanation):
+    """Evaluation mode: each row explained alone gets the explanation it has inside the whole batch."""
+    for i, row in enumerate(_single_rows(X)):
+        alone = model.explain(row)
+        np.testing.assert_allclose(alone.importances[0], explanation.importances[i], atol=1e-5)
+        np.testing.assert_allclose(alone.step_masks[0], explanation.step_masks[i], atol=1e-5)
+
+
 @FITS
 @given(data=classification_data(), n_steps=st.integers(1, 2))
-def test_classifier_properties_on_random_tables(data, n_steps):
+def test_classifier_properties_on_random_tables(data, n_steps, small_params):
     X, y = data
     before_X, before_y = _fingerprint(X), _fingerprint(y)
-    model = SparseTabNetClassifier(**{**FAST, "n_steps": n_steps})
+    model = SparseTabNetClassifier(**{**small_params, "n_steps": n_steps})
     assert model.fit(X, y) is model
     np.testing.assert_array_equal(model.classes_, np.unique(y))
     assert model.classes_.dtype == y.dtype
@@ -155,9 +152,7 @@ def test_classifier_properties_on_random_tables(data, n_steps):
         np.testing.assert_allclose(model.predict_proba(row)[0], proba[i], atol=1e-5)
         if top_two[i, 1] - top_two[i, 0] > 1e-4:
             assert model.predict(row)[0] == prediction[i]
-        alone = model.explain(row)
-        np.testing.assert_allclose(alone.importances[0], explanation.importances[i], atol=1e-5)
-        np.testing.assert_allclose(alone.step_masks[0], explanation.step_masks[i], atol=1e-5)
+    _check_single_row_explanations(model, X, explanation)
 
     assert _fingerprint(X) == before_X and _fingerprint(y) == before_y
 
@@ -177,10 +172,10 @@ def regression_data(draw):
 
 @FITS
 @given(data=regression_data(), n_steps=st.integers(1, 2))
-def test_regressor_properties_on_random_tables(data, n_steps):
+def test_regressor_properties_on_random_tables(data, n_steps, small_params):
     X, y = data
     before_X, before_y = _fingerprint(X), _fingerprint(y)
-    model = SparseTabNetRegressor(**{**FAST, "n_steps": n_steps})
+    model = SparseTabNetRegressor(**{**small_params, "n_steps": n_steps})
     assert model.fit(X, y) is model
     targets = y.reshape(len(y), -1)
     assert model.n_outputs_ == targets.shape[1]
@@ -203,14 +198,14 @@ def test_regressor_properties_on_random_tables(data, n_steps):
             rtol=1e-5,  # float32 outputs: relative precision, as outputs can be large after 2 epochs
             atol=1e-5,
         )
-        np.testing.assert_allclose(model.explain(row).importances[0], explanation.importances[i], atol=1e-5)
+    _check_single_row_explanations(model, X, explanation)
 
     assert _fingerprint(X) == before_X and _fingerprint(y) == before_y
 
 
 @FITS
 @given(data=st.data())
-def test_numpy_input_gives_the_same_model_as_the_numeric_frame(data):
+def test_numpy_input_gives_the_same_model_as_the_numeric_frame(data, small_params):
     # A float array with NaN and the DataFrame of its columns (integer column labels) train the same network.
     n_rows = data.draw(st.integers(2, 40))
     n_columns = data.draw(st.integers(1, 4))
@@ -221,8 +216,8 @@ def test_numpy_input_gives_the_same_model_as_the_numeric_frame(data):
     y = np.array(data.draw(st.lists(st.integers(0, 2), min_size=n_rows, max_size=n_rows)))
     y[:2] = [0, 1]
     before = _fingerprint(X)
-    from_array = SparseTabNetClassifier(**FAST).fit(X, y)
-    from_frame = SparseTabNetClassifier(**FAST).fit(pd.DataFrame(X), y)
+    from_array = SparseTabNetClassifier(**small_params).fit(X, y)
+    from_frame = SparseTabNetClassifier(**small_params).fit(pd.DataFrame(X), y)
     assert not hasattr(from_array, "feature_names_in_")
     np.testing.assert_allclose(from_array.predict_proba(X), from_frame.predict_proba(pd.DataFrame(X)), atol=1e-6)
     for i in range(n_rows):
@@ -235,19 +230,19 @@ def test_numpy_input_gives_the_same_model_as_the_numeric_frame(data):
 
 @ERRORS
 @given(X=frames(1), y=st.sampled_from([0.0, -3.5, 1e3]))
-def test_regressor_needs_two_rows(X, y):
+def test_regressor_needs_two_rows(X, y, small_params):
     with pytest.raises(ValueError, match=r"Training needs at least 2 rows for batch normalisation; got n_samples=1"):
-        SparseTabNetRegressor(**FAST).fit(X, [y])
+        SparseTabNetRegressor(**small_params).fit(X, [y])
 
 
 @ERRORS
 @given(X=frames(1), labels=label_sets())
-def test_classifier_needs_two_rows_and_two_classes(X, labels):
+def test_classifier_needs_two_rows_and_two_classes(X, labels, small_params):
     # One row holds one class: fit refuses it for having a single class ...
     with pytest.raises(ValueError, match=r"y contains only one class \(.*\); a classifier needs samples of at least 2"):
-        SparseTabNetClassifier(**FAST).fit(X, np.asarray(labels[:1]))
+        SparseTabNetClassifier(**small_params).fit(X, np.asarray(labels[:1]))
     # ... and partial_fit, which takes the classes from `classes`, for having one row.
-    model = SparseTabNetClassifier(**FAST)
+    model = SparseTabNetClassifier(**small_params)
     with pytest.raises(ValueError, match=r"Training needs at least 2 rows for batch normalisation; got n_samples=1"):
         model.partial_fit(X, np.asarray(labels[:1]), classes=np.asarray(labels))
     assert not model.__sklearn_is_fitted__()
@@ -255,12 +250,12 @@ def test_classifier_needs_two_rows_and_two_classes(X, labels):
 
 @ERRORS
 @given(n_rows=st.integers(1, 40), labels=label_sets(), data=st.data())
-def test_a_single_class_is_refused(n_rows, labels, data):
+def test_a_single_class_is_refused(n_rows, labels, data, small_params):
     # Documented behaviour (SparseTabNetClassifier._encode_targets): y with one class raises a ValueError naming
     # it, and so does partial_fit with fewer than two classes; the estimator stays unfitted.
     X = data.draw(frames(n_rows))
     y = np.asarray([labels[0]] * n_rows)
-    model = SparseTabNetClassifier(**FAST)
+    model = SparseTabNetClassifier(**small_params)
     with pytest.raises(ValueError, match=r"y contains only one class \(.*\); a classifier needs samples of at least 2"):
         model.fit(X, y)
     assert not model.__sklearn_is_fitted__()

@@ -10,33 +10,18 @@ from sklearn.exceptions import ConvergenceWarning, NotFittedError
 from sparsetab import SparseTabNetClassifier, SparseTabNetRegressor
 from sparsetab.network.serving import ServingTabNet
 
-FAST = dict(n_d=4, n_a=4, n_steps=2, virtual_batch_size=32, batch_size=64, max_epochs=2, random_state=0)
-
-
 # Short fits stop at max_epochs on purpose; tests that check the warning use pytest.warns.
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
 
-def _frame(n_rows=160, seed=0):
-    rng = np.random.default_rng(seed)
-    X = pd.DataFrame(
-        {
-            "age": rng.uniform(20, 70, n_rows),
-            "city": rng.choice(["Paris", "Oslo", "Lima"], n_rows),
-            "income": rng.lognormal(10, 1, n_rows),
-            "plan": pd.Categorical(rng.choice(["basic", "gold"], n_rows)),
-        }
-    )
-    y = np.where((X["city"] == "Oslo") | (X["age"] > 55), "yes", "no")
-    return X, y
-
-
 @pytest.fixture(scope="module")
-def classifier():
-    X, y = _frame()
+def classifier(fast_params, make_classification_frame):
+    X, y = make_classification_frame()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        return SparseTabNetClassifier(entmax_mode="adaptive", grouped_features=[["age", "income"]], **FAST).fit(X, y)
+        return SparseTabNetClassifier(
+            entmax_mode="adaptive", grouped_features=[["age", "income"]], max_epochs=2, **fast_params
+        ).fit(X, y)
 
 
 def _load(path, export_format):
@@ -60,12 +45,14 @@ def test_transform_inputs_gives_raw_numeric_columns_and_category_codes(classifie
 
 
 @pytest.mark.parametrize("export_format", ["exported_program", "torchscript"])
-def test_exported_classifier_predicts_and_explains_like_the_estimator(classifier, export_format, tmp_path):
+def test_exported_classifier_predicts_and_explains_like_the_estimator(
+    classifier, export_format, tmp_path, make_classification_frame
+):
     path = classifier.export(tmp_path / "model.pt2", format=export_format)
     assert [p.name for p in tmp_path.iterdir()] == ["model.pt2"]  # no temporary file left behind
     module, metadata = _load(path, export_format)
     for n_rows in (1, 7, 100):  # batch sizes other than the two-row example it was traced with
-        X, _ = _frame(n_rows, seed=n_rows)
+        X, _ = make_classification_frame(n_rows, seed=n_rows)
         X.loc[0, "city"] = "Rome"  # an unseen category
         numeric, codes = classifier.transform_inputs(X)
         prediction, step_masks = module(torch.from_numpy(numeric), torch.from_numpy(codes))
@@ -79,11 +66,11 @@ def test_exported_classifier_predicts_and_explains_like_the_estimator(classifier
     assert "['no', 'yes']" in metadata["outputs"]["prediction"]
 
 
-def test_exported_regressor_predicts_in_target_units_without_categorical_columns(tmp_path):
+def test_exported_regressor_predicts_in_target_units_without_categorical_columns(tmp_path, fast_params):
     rng = np.random.default_rng(1)
     X = rng.normal(size=(150, 3))
     y = np.column_stack([100 + 10 * X[:, 0], -5 * X[:, 1]])
-    model = SparseTabNetRegressor(entmax_mode="entmax15", **FAST).fit(X, y)
+    model = SparseTabNetRegressor(entmax_mode="entmax15", max_epochs=2, **fast_params).fit(X, y)
     module, metadata = _load(model.export(tmp_path / "regressor.pt2"), "exported_program")
     numeric, codes = model.transform_inputs(X[:33])
     assert codes.shape == (33, 0)
@@ -92,8 +79,8 @@ def test_exported_regressor_predicts_in_target_units_without_categorical_columns
     assert metadata["inputs"]["numeric"]["columns"] == ["x0", "x1", "x2"]
 
 
-def test_export_leaves_the_estimator_unchanged(classifier, tmp_path):
-    X, _ = _frame(20, seed=5)
+def test_export_leaves_the_estimator_unchanged(classifier, tmp_path, make_classification_frame):
+    X, _ = make_classification_frame(20, seed=5)
     before = classifier.predict_proba(X)
     classifier.export(tmp_path / "model.pt", format="torchscript")
     assert not any(attentive.exportable for attentive in classifier.network_.attentive_transformers)
@@ -121,13 +108,15 @@ def test_export_errors(classifier, tmp_path):
 
 
 @pytest.mark.parametrize("export_format", ["exported_program", "torchscript"])
-def test_exported_multilabel_classifier_gives_one_sigmoid_per_label(export_format, tmp_path):
-    X, _ = _frame(120)
+def test_exported_multilabel_classifier_gives_one_sigmoid_per_label(
+    export_format, tmp_path, fast_params, make_classification_frame
+):
+    X, _ = make_classification_frame(120)
     y = np.column_stack([X["city"] == "Oslo", X["age"] > 50, X["plan"] == "gold"]).astype(int)
-    model = SparseTabNetClassifier(**FAST).fit(X, y)
+    model = SparseTabNetClassifier(max_epochs=2, **fast_params).fit(X, y)
     module, metadata = _load(model.export(tmp_path / "multilabel.pt2", format=export_format), export_format)
     for n_rows in (1, 9):
-        X_new, _ = _frame(n_rows, seed=n_rows + 10)
+        X_new, _ = make_classification_frame(n_rows, seed=n_rows + 10)
         numeric, codes = model.transform_inputs(X_new)
         prediction, _ = module(torch.from_numpy(numeric), torch.from_numpy(codes))
         assert prediction.shape == (n_rows, 3)
@@ -138,12 +127,14 @@ def test_exported_multilabel_classifier_gives_one_sigmoid_per_label(export_forma
 
 
 @pytest.mark.parametrize("export_format", ["exported_program", "torchscript"])
-def test_exported_multioutput_classifier_gives_one_softmax_block_per_column(export_format, tmp_path):
-    X, y = _frame(120)
+def test_exported_multioutput_classifier_gives_one_softmax_block_per_column(
+    export_format, tmp_path, fast_params, make_classification_frame
+):
+    X, y = make_classification_frame(120)
     Y = np.column_stack([y, np.where(X["age"] > 50, "old", np.where(X["age"] > 35, "mid", "young"))])
-    model = SparseTabNetClassifier(**FAST).fit(X, Y)
+    model = SparseTabNetClassifier(max_epochs=2, **fast_params).fit(X, Y)
     module, metadata = _load(model.export(tmp_path / "multioutput.pt2", format=export_format), export_format)
-    X_new, _ = _frame(11, seed=3)
+    X_new, _ = make_classification_frame(11, seed=3)
     numeric, codes = model.transform_inputs(X_new)
     prediction, _ = module(torch.from_numpy(numeric), torch.from_numpy(codes))
     assert prediction.shape == (11, 5)
@@ -154,10 +145,10 @@ def test_exported_multioutput_classifier_gives_one_softmax_block_per_column(expo
     assert "[['no', 'yes'], ['mid', 'old', 'young']]" in metadata["outputs"]["prediction"]
 
 
-def test_model_with_only_categorical_columns_exports(tmp_path):
-    X, y = _frame()
+def test_model_with_only_categorical_columns_exports(tmp_path, fast_params, make_classification_frame):
+    X, y = make_classification_frame()
     X = X[["city", "plan"]]
-    model = SparseTabNetClassifier(**FAST).fit(X, y)
+    model = SparseTabNetClassifier(max_epochs=2, **fast_params).fit(X, y)
     module, metadata = _load(model.export(tmp_path / "categorical.pt2"), "exported_program")
     numeric, codes = model.transform_inputs(X)
     assert numeric.shape == (160, 0) and metadata["inputs"]["numeric"]["columns"] == []

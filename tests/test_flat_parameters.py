@@ -7,7 +7,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from sparsetab import _flat_parameters
 from sparsetab._flat_parameters import FlatParameters
-from sparsetab._training import TrainingConfig, train_network
+from sparsetab._training import train_network
 from sparsetab.network import TabNet
 
 
@@ -25,24 +25,13 @@ def _problem(n_rows=96):
     return X, y
 
 
-def _config(**overrides):
-    values = dict(
-        batch_size=32,
-        max_epochs=3,
-        learning_rate=0.05,
-        learning_rate_decay=0.9,
-        max_grad_norm=0.5,  # small enough that clipping acts, so the flat norm is checked too
-        lambda_sparse=1e-3,
-        n_iter_no_change=100,
-        tol=0.0,
-        early_stopping=False,
-        verbose=0,
-    )
-    return TrainingConfig(**{**values, **overrides})
+# Small batches and a decaying learning rate: several steps per epoch, each with its own learning rate;
+# max_grad_norm=0.5 is small enough that clipping acts, so the flat norm is checked too.
+FLAT_TRAINING = dict(batch_size=32, max_epochs=3, learning_rate=0.05, learning_rate_decay=0.9, max_grad_norm=0.5)
 
 
-def _train(network, X, y, state=None, max_epochs=3):
-    config = _config(max_epochs=max_epochs, incremental=state is not None)
+def _train(make_training_config, network, X, y, state=None, max_epochs=3):
+    config = make_training_config(**{**FLAT_TRAINING, "max_epochs": max_epochs}, incremental=state is not None)
 
     def loss(output, target):
         return torch.nn.functional.cross_entropy(output, target, reduction="none")
@@ -109,15 +98,15 @@ def test_supports_only_dense_trainable_parameters_of_one_dtype_and_device():
     assert not FlatParameters.supports(frozen)
 
 
-def test_training_equals_adam_over_the_separate_parameters(monkeypatch):
+def test_training_equals_adam_over_the_separate_parameters(monkeypatch, make_training_config):
     # The same optimisation as torch.optim.Adam and clip_grad_norm_ over the separate parameters (the path
     # used when the parameters cannot share a buffer), in float64 up to summation order.
     X, y = _problem()
     flat_network = _network()
-    flat_history = _train(flat_network, X, y)
+    flat_history = _train(make_training_config, flat_network, X, y)
     monkeypatch.setattr(_flat_parameters.FlatParameters, "supports", staticmethod(lambda parameters: False))
     separate_network = _network()
-    separate_history = _train(separate_network, X, y)
+    separate_history = _train(make_training_config, separate_network, X, y)
     assert flat_history.loss_curve == pytest.approx(separate_history.loss_curve, rel=1e-10)
     for (name, value), other in zip(
         flat_network.state_dict().items(), separate_network.state_dict().values(), strict=True
@@ -132,21 +121,25 @@ def test_training_equals_adam_over_the_separate_parameters(monkeypatch):
             torch.testing.assert_close(flat_state["state"][index][key], value, rtol=1e-9, atol=1e-12)
 
 
-def test_a_state_of_the_separate_layout_continues_training_as_without_the_flat_buffer(monkeypatch):
+def test_a_state_of_the_separate_layout_continues_training_as_without_the_flat_buffer(
+    monkeypatch, make_training_config
+):
     # A state written by Adam over the separate parameters (e.g. in a model file saved before the flat
     # buffer existed) continues as it would have with that optimizer.
     X, y = _problem()
     separate_network = _network()
     monkeypatch.setattr(_flat_parameters.FlatParameters, "supports", staticmethod(lambda parameters: False))
-    state = _train(separate_network, X, y, max_epochs=2).optimizer_state
+    state = _train(make_training_config, separate_network, X, y, max_epochs=2).optimizer_state
     continued_separately = _network()
     continued_separately.load_state_dict(separate_network.state_dict())
     # deepcopy: Adam's load_state_dict keeps the given tensors and updates them in place.
-    separate_history = _train(continued_separately, X, y, state=copy.deepcopy(state), max_epochs=1)
+    separate_history = _train(
+        make_training_config, continued_separately, X, y, state=copy.deepcopy(state), max_epochs=1
+    )
     monkeypatch.undo()
     continued_flat = _network()
     continued_flat.load_state_dict(separate_network.state_dict())
-    flat_history = _train(continued_flat, X, y, state=state, max_epochs=1)
+    flat_history = _train(make_training_config, continued_flat, X, y, state=state, max_epochs=1)
     assert flat_history.loss_curve == pytest.approx(separate_history.loss_curve, rel=1e-10)
     for value, other in zip(continued_flat.state_dict().values(), continued_separately.state_dict().values()):
         torch.testing.assert_close(value, other, rtol=1e-9, atol=1e-12)
@@ -190,14 +183,14 @@ def test_state_conversion_round_trips_and_fills_parameters_without_state():
     flat.release()
 
 
-def test_parameters_get_their_own_storage_back_when_training_raises():
+def test_parameters_get_their_own_storage_back_when_training_raises(make_training_config):
     network = _network()
     X, y = _problem()
 
     def failing_loss(output, target):
         raise RuntimeError("loss failed")
 
-    config = _config(max_epochs=2, max_grad_norm=None)
+    config = make_training_config(**{**FLAT_TRAINING, "max_epochs": 2, "max_grad_norm": None})
     with pytest.raises(RuntimeError, match="loss failed"):
         train_network(network, failing_loss, X, y, torch.ones(len(X), dtype=X.dtype), config, torch.Generator())
     storages = {parameter.untyped_storage().data_ptr() for parameter in network.parameters()}

@@ -8,17 +8,6 @@ import pytest
 
 from sparsetab import SparseTabNetClassifier, SparseTabNetRegressor
 
-FAST = dict(
-    n_d=4,
-    n_a=4,
-    n_steps=2,
-    n_independent=1,
-    n_shared=1,
-    batch_size=64,
-    virtual_batch_size=32,
-    max_epochs=2,
-    random_state=0,
-)
 N_ROWS = 48
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
@@ -85,9 +74,9 @@ def _targets(rng):
     return labels, weights
 
 
-def _exercise_classifier(X, y, sample_weight, X_new, class_weight=None):
+def _exercise_classifier(params, X, y, sample_weight, X_new, class_weight=None):
     """Every classifier method that takes X, y or sample_weight; returns the fitted models."""
-    model = SparseTabNetClassifier(class_weight=class_weight, **FAST)
+    model = SparseTabNetClassifier(class_weight=class_weight, **params)
     assert model.fit(X, y, sample_weight=sample_weight) is model
     proba = model.predict_proba(X_new)
     assert proba.shape == (len(X_new), len(model.classes_)) and np.isfinite(proba).all()
@@ -95,7 +84,7 @@ def _exercise_classifier(X, y, sample_weight, X_new, class_weight=None):
     explanation = model.explain(X_new)
     assert np.isfinite(explanation.importances).all()
     assert model.score(X, y, sample_weight=sample_weight) >= 0
-    incremental = SparseTabNetClassifier(**FAST)
+    incremental = SparseTabNetClassifier(**params)
     for _ in range(2):
         incremental.partial_fit(X, y, sample_weight=sample_weight, classes=np.unique(y))
     assert incremental.n_iter_ == 2
@@ -103,8 +92,8 @@ def _exercise_classifier(X, y, sample_weight, X_new, class_weight=None):
     return model
 
 
-def _exercise_regressor(X, y, sample_weight, X_new):
-    model = SparseTabNetRegressor(**FAST)
+def _exercise_regressor(params, X, y, sample_weight, X_new):
+    model = SparseTabNetRegressor(**params)
     assert model.fit(X, y, sample_weight=sample_weight) is model
     prediction = model.predict(X_new)
     assert prediction.shape == (len(X_new),) and np.isfinite(prediction).all()
@@ -115,7 +104,7 @@ def _exercise_regressor(X, y, sample_weight, X_new):
 
 
 @pytest.mark.parametrize("class_weight", [None, "balanced"])
-def test_dataframe_y_and_sample_weight_are_not_modified(class_weight):
+def test_dataframe_y_and_sample_weight_are_not_modified(class_weight, small_params):
     rng = np.random.default_rng(0)
     X, X_new = _frame(rng), _frame(rng)
     X_new.loc[0, "city"] = "tokyo"  # unseen category
@@ -123,14 +112,14 @@ def test_dataframe_y_and_sample_weight_are_not_modified(class_weight):
     inputs = (X, X_new, y, sample_weight)
     before = [_fingerprint(value) for value in inputs]
     if class_weight is None:
-        _exercise_classifier(X, y, sample_weight, X_new)
+        _exercise_classifier(small_params, X, y, sample_weight, X_new)
     else:  # partial_fit refuses "balanced": fit alone
-        model = SparseTabNetClassifier(class_weight=class_weight, **FAST).fit(X, y, sample_weight=sample_weight)
+        model = SparseTabNetClassifier(class_weight=class_weight, **small_params).fit(X, y, sample_weight=sample_weight)
         model.predict_proba(X_new)
         model.explain(X_new)
     y_numeric = rng.normal(size=N_ROWS) * 10 + 3
     before_numeric = _fingerprint(y_numeric)
-    _exercise_regressor(X, y_numeric, sample_weight, X_new)
+    _exercise_regressor(small_params, X, y_numeric, sample_weight, X_new)
     assert [_fingerprint(value) for value in inputs] == before
     assert _fingerprint(y_numeric) == before_numeric
     assert X["city"].dtype == object and isinstance(X["colour"].dtype, pd.CategoricalDtype)
@@ -138,21 +127,21 @@ def test_dataframe_y_and_sample_weight_are_not_modified(class_weight):
     assert X["numeric"].isna().sum() == len(range(0, N_ROWS, 5))  # NaN were not filled in place
 
 
-def test_validation_inputs_are_not_modified():
+def test_validation_inputs_are_not_modified(small_params):
     rng = np.random.default_rng(1)
     X, X_val = _frame(rng), _frame(rng)
     y, sample_weight = _targets(rng)
     y_val, sample_weight_val = _targets(rng)
     inputs = (X, X_val, y, y_val, sample_weight, sample_weight_val)
     before = [_fingerprint(value) for value in inputs]
-    model = SparseTabNetClassifier(scoring="accuracy", **FAST).fit(
+    model = SparseTabNetClassifier(scoring="accuracy", **small_params).fit(
         X, y, sample_weight=sample_weight, X_val=X_val, y_val=y_val, sample_weight_val=sample_weight_val
     )
     assert len(model.validation_scores_) == model.n_iter_
     assert [_fingerprint(value) for value in inputs] == before
 
 
-def test_numpy_array_with_nan_is_not_modified():
+def test_numpy_array_with_nan_is_not_modified(small_params):
     rng = np.random.default_rng(2)
     X, X_new = _array(rng), _array(rng)
     y = rng.integers(0, 2, N_ROWS)
@@ -161,13 +150,13 @@ def test_numpy_array_with_nan_is_not_modified():
     inputs = (X, X_new, y, sample_weight, y_numeric)
     before = [_fingerprint(value) for value in inputs]
     nan_before = np.isnan(X).sum()
-    _exercise_classifier(X, y, sample_weight, X_new)
-    _exercise_regressor(X, y_numeric, sample_weight, X_new)
+    _exercise_classifier(small_params, X, y, sample_weight, X_new)
+    _exercise_regressor(small_params, X, y_numeric, sample_weight, X_new)
     assert [_fingerprint(value) for value in inputs] == before
     assert np.isnan(X).sum() == nan_before
 
 
-def test_read_only_memmaps_can_be_fitted_and_are_not_modified(tmp_path):
+def test_read_only_memmaps_can_be_fitted_and_are_not_modified(tmp_path, small_params):
     rng = np.random.default_rng(3)
     X = _readonly_memmap(tmp_path / "X.dat", _array(rng))
     X_new = _readonly_memmap(tmp_path / "X_new.dat", _array(rng))
@@ -177,26 +166,26 @@ def test_read_only_memmaps_can_be_fitted_and_are_not_modified(tmp_path):
     inputs = (X, X_new, y, sample_weight, y_numeric)
     before = [_fingerprint(value) for value in inputs]
     # Read-only buffers: any in-place write would raise "assignment destination is read-only".
-    classifier = _exercise_classifier(X, y, sample_weight, X_new, class_weight={0: 1.0, 1: 2.0, 2: 0.5})
+    classifier = _exercise_classifier(small_params, X, y, sample_weight, X_new, class_weight={0: 1.0, 1: 2.0, 2: 0.5})
     np.testing.assert_array_equal(classifier.classes_, [0, 1, 2])
-    _exercise_regressor(X, y_numeric, sample_weight, X_new)
+    _exercise_regressor(small_params, X, y_numeric, sample_weight, X_new)
     # A DataFrame over the read-only memmap (no copy) as well.
     frame = pd.DataFrame(X, columns=["a", "b", "c", "d"], copy=False)
     frame_new = pd.DataFrame(X_new, columns=["a", "b", "c", "d"], copy=False)
     before_frames = [_fingerprint(frame), _fingerprint(frame_new)]
-    _exercise_classifier(frame, y, sample_weight, frame_new)
-    _exercise_regressor(frame, y_numeric, None, frame_new)
+    _exercise_classifier(small_params, frame, y, sample_weight, frame_new)
+    _exercise_regressor(small_params, frame, y_numeric, None, frame_new)
     assert [_fingerprint(frame), _fingerprint(frame_new)] == before_frames
     assert [_fingerprint(value) for value in inputs] == before
     assert all(not value.flags.writeable for value in inputs)
 
 
-def test_fitted_model_on_memmap_matches_model_on_writeable_copy(tmp_path):
+def test_fitted_model_on_memmap_matches_model_on_writeable_copy(tmp_path, small_params):
     rng = np.random.default_rng(4)
     values = _array(rng)
     y = rng.integers(0, 2, N_ROWS)
     X = _readonly_memmap(tmp_path / "X.dat", values)
-    on_memmap = SparseTabNetClassifier(**FAST).fit(X, y)
-    on_copy = SparseTabNetClassifier(**FAST).fit(values.copy(), y)
+    on_memmap = SparseTabNetClassifier(**small_params).fit(X, y)
+    on_copy = SparseTabNetClassifier(**small_params).fit(values.copy(), y)
     np.testing.assert_array_equal(on_memmap.predict_proba(X), on_copy.predict_proba(values))
     np.testing.assert_array_equal(on_memmap.loss_curve_, on_copy.loss_curve_)

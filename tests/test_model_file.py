@@ -4,7 +4,6 @@ import json
 import os
 
 import numpy as np
-import pandas as pd
 import pytest
 import torch
 from sklearn.exceptions import NotFittedError
@@ -14,29 +13,12 @@ import sparsetab
 from sparsetab import SparseTabNetClassifier, SparseTabNetRegressor, load_model
 from sparsetab._model_file import FORMAT_VERSION
 
-FAST = dict(n_d=4, n_a=4, n_steps=2, virtual_batch_size=32, batch_size=64, max_epochs=3, random_state=0)
-
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
 
-def _frame(n_rows=160, seed=0):
-    rng = np.random.default_rng(seed)
-    X = pd.DataFrame(
-        {
-            "age": rng.uniform(20, 70, n_rows),
-            "city": rng.choice(["Paris", "Oslo", "Lima"], n_rows),
-            "income": rng.lognormal(10, 1, n_rows),
-            "plan": pd.Categorical(rng.choice(["basic", "gold"], n_rows)),
-        }
-    )
-    X.loc[::7, "income"] = np.nan
-    y = np.where((X["city"] == "Oslo") | (X["age"] > 55), "yes", "no")
-    return X, y
-
-
 @pytest.fixture(scope="module")
-def classifier():
-    X, y = _frame()
+def classifier(fast_params, make_classification_frame):
+    X, y = make_classification_frame(missing_income_every=7)
     model = SparseTabNetClassifier(
         entmax_mode="adaptive",
         grouped_features=[["age", "income"]],
@@ -44,15 +26,16 @@ def classifier():
         class_weight={"yes": 2.0, "no": 1.0},
         early_stopping=True,
         n_iter_no_change=2,
-        **FAST,
+        max_epochs=3,
+        **fast_params,
     )
     return model.fit(X, y)
 
 
-def test_round_trip_keeps_everything_and_predicts_identically(classifier, tmp_path):
+def test_round_trip_keeps_everything_and_predicts_identically(classifier, tmp_path, make_classification_frame):
     path = classifier.save_model(tmp_path / "model.sparsetab")
     loaded = load_model(path)
-    X, _ = _frame(50, seed=1)
+    X, _ = make_classification_frame(50, seed=1, missing_income_every=7)
     assert type(loaded) is SparseTabNetClassifier
     assert loaded.get_params() == classifier.get_params()
     np.testing.assert_array_equal(loaded.predict_proba(X), classifier.predict_proba(X))
@@ -70,9 +53,9 @@ def test_round_trip_keeps_everything_and_predicts_identically(classifier, tmp_pa
     np.testing.assert_array_equal(loaded.entmax_alpha_history_, classifier.entmax_alpha_history_)
 
 
-def test_loaded_model_continues_training_like_the_original(classifier, tmp_path):
+def test_loaded_model_continues_training_like_the_original(classifier, tmp_path, make_classification_frame):
     loaded = load_model(classifier.save_model(tmp_path / "model.sparsetab"))
-    X, y = _frame(120, seed=2)
+    X, y = make_classification_frame(120, seed=2, missing_income_every=7)
     original = pickle_copy(classifier).set_params(early_stopping="auto")
     original.partial_fit(X, y)
     loaded.set_params(early_stopping="auto").partial_fit(X, y)  # Adam's moments and the shuffling stream were saved
@@ -86,17 +69,19 @@ def pickle_copy(model):
 
 
 @pytest.mark.parametrize("kind", ["multioutput_regression", "multilabel", "multiclass_multioutput", "numpy_int"])
-def test_round_trip_of_other_targets_and_inputs(kind, tmp_path):
+def test_round_trip_of_other_targets_and_inputs(kind, tmp_path, fast_params):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(120, 4))
     if kind == "multioutput_regression":
-        model = SparseTabNetRegressor(**FAST).fit(X, X[:, :2] @ [[1.0, 2.0], [0.5, -1.0]])
+        model = SparseTabNetRegressor(max_epochs=3, **fast_params).fit(X, X[:, :2] @ [[1.0, 2.0], [0.5, -1.0]])
     elif kind == "multilabel":
-        model = SparseTabNetClassifier(**FAST).fit(X, (X[:, :3] > 0).astype(int))
+        model = SparseTabNetClassifier(max_epochs=3, **fast_params).fit(X, (X[:, :3] > 0).astype(int))
     elif kind == "multiclass_multioutput":
-        model = SparseTabNetClassifier(**FAST).fit(X, np.column_stack([X[:, 0] > 0, np.where(X[:, 1] > 0, "a", "b")]))
+        model = SparseTabNetClassifier(max_epochs=3, **fast_params).fit(
+            X, np.column_stack([X[:, 0] > 0, np.where(X[:, 1] > 0, "a", "b")])
+        )
     else:
-        model = SparseTabNetClassifier(**FAST).fit(X, (X[:, 0] > 0).astype(np.int64) + 3)
+        model = SparseTabNetClassifier(max_epochs=3, **fast_params).fit(X, (X[:, 0] > 0).astype(np.int64) + 3)
     loaded = load_model(model.save_model(tmp_path / "model.sparsetab"))
     method = "predict" if kind == "multioutput_regression" else "predict_proba"
     np.testing.assert_array_equal(getattr(loaded, method)(X), getattr(model, method)(X))
@@ -143,7 +128,8 @@ def test_damaged_foreign_and_newer_files_give_clear_errors(classifier, tmp_path)
     with pytest.raises(ValueError, match="is not a sparsetab model file"):
         load_model(foreign)
     content = torch.load(path, weights_only=True)
-    tampered = dict(content, metadata=content["metadata"].replace('"n_iter_": 3', '"n_iter_": 30'))
+    n_iter = f'"n_iter_": {classifier.n_iter_}'
+    tampered = dict(content, metadata=content["metadata"].replace(n_iter, f'"n_iter_": {classifier.n_iter_ + 1}'))
     assert tampered["metadata"] != content["metadata"]
     torch.save(tampered, tmp_path / "tampered.sparsetab")
     with pytest.raises(ValueError, match="fails its integrity check"):
@@ -177,12 +163,12 @@ def test_write_is_atomic(classifier, tmp_path, monkeypatch):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["model.sparsetab"]
 
 
-def test_unsavable_parameters_and_unfitted_models_are_refused(tmp_path):
+def test_unsavable_parameters_and_unfitted_models_are_refused(tmp_path, fast_params):
     with pytest.raises(NotFittedError):
         SparseTabNetClassifier().save_model(tmp_path / "model.sparsetab")
     X = np.random.default_rng(0).normal(size=(80, 3))
     scorer = make_scorer(mean_absolute_error, greater_is_better=False)
-    model = SparseTabNetRegressor(**FAST, scoring=scorer).fit(X, X[:, 0])
+    model = SparseTabNetRegressor(max_epochs=3, **fast_params, scoring=scorer).fit(X, X[:, 0])
     with pytest.raises(TypeError, match="parameter scoring holds"):
         model.save_model(tmp_path / "model.sparsetab")
     assert not (tmp_path / "model.sparsetab").exists()

@@ -5,7 +5,6 @@ import pickle
 
 import joblib
 import numpy as np
-import pandas as pd
 import pytest
 from sklearn.base import clone
 from sklearn.calibration import CalibratedClassifierCV
@@ -22,9 +21,6 @@ from sklearn.preprocessing import OneHotEncoder, StandardScaler
 from sparsetab import SparseTabNetClassifier, SparseTabNetPretrainer, SparseTabNetRegressor
 from sparsetab.pretraining import ENCODER_PARAMETERS
 
-FAST = dict(n_d=4, n_a=4, n_steps=1, n_shared=1, n_independent=1, virtual_batch_size=32, batch_size=64, random_state=0)
-
-
 # Short fits stop at max_epochs on purpose; tests that check the warning use pytest.warns.
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
@@ -34,23 +30,16 @@ def _data(n_rows=160, seed=0):
     return X, y
 
 
-def _table(n_rows=160, seed=0):
-    rng = np.random.default_rng(seed)
-    X = pd.DataFrame(
-        {
-            "age": rng.uniform(20, 70, n_rows),
-            "city": rng.choice(["Paris", "Oslo", "Lima"], n_rows),
-            "income": rng.lognormal(10, 1, n_rows),
-        }
-    )
-    y = np.where((X["city"] == "Oslo") | (X["age"] > 55), "yes", "no")
-    return X, y
+def _table(make_classification_frame):
+    """The classification frame without its category-dtype column: strings and numbers only."""
+    X, y = make_classification_frame()
+    return X.drop(columns="plan"), y
 
 
-def test_grid_search_over_the_four_entmax_modes_in_parallel():
+def test_grid_search_over_the_four_entmax_modes_in_parallel(one_step_params):
     X, y = _data()
     search = GridSearchCV(
-        SparseTabNetClassifier(max_epochs=3, entmax_alpha=1.3, **FAST),
+        SparseTabNetClassifier(max_epochs=3, entmax_alpha=1.3, **one_step_params),
         {"entmax_mode": ["sparsemax", "entmax15", "constant", "adaptive"]},
         cv=2,
         n_jobs=2,
@@ -61,31 +50,31 @@ def test_grid_search_over_the_four_entmax_modes_in_parallel():
     assert search.predict(X).shape == (160,)
 
 
-def test_cross_val_score_stratifies_and_accepts_roc_auc():
+def test_cross_val_score_stratifies_and_accepts_roc_auc(one_step_params):
     X, y = _data()
-    model = SparseTabNetClassifier(max_epochs=3, **FAST)
+    model = SparseTabNetClassifier(max_epochs=3, **one_step_params)
     scores = cross_val_score(model, X, y, cv=3, scoring="roc_auc")
     assert scores.shape == (3,) and ((scores >= 0) & (scores <= 1)).all()
     # A classifier gets StratifiedKFold by default: same folds, same scores.
     np.testing.assert_allclose(cross_val_score(model, X, y, cv=3), cross_val_score(model, X, y, cv=StratifiedKFold(3)))
 
 
-def test_pipeline_with_a_column_transformer():
-    X, y = _table()
+def test_pipeline_with_a_column_transformer(one_step_params, make_classification_frame):
+    X, y = _table(make_classification_frame)
     preprocess = ColumnTransformer(
         [("numeric", StandardScaler(), ["age", "income"]), ("city", OneHotEncoder(sparse_output=False), ["city"])]
     )
-    pipeline = make_pipeline(preprocess, SparseTabNetClassifier(max_epochs=3, **FAST)).fit(X, y)
+    pipeline = make_pipeline(preprocess, SparseTabNetClassifier(max_epochs=3, **one_step_params)).fit(X, y)
     assert pipeline.predict(X).dtype == y.dtype
     assert set(pipeline.predict(X)) <= {"yes", "no"}
     assert pipeline[-1].n_features_in_ == 5
     # the pandas route needs no preprocessing at all
-    assert SparseTabNetClassifier(max_epochs=3, **FAST).fit(X, y).n_features_in_ == 3
+    assert SparseTabNetClassifier(max_epochs=3, **one_step_params).fit(X, y).n_features_in_ == 3
 
 
-def test_voting_calibrated_and_stacking_classifiers():
+def test_voting_calibrated_and_stacking_classifiers(one_step_params):
     X, y = _data()
-    base = SparseTabNetClassifier(max_epochs=3, **FAST)
+    base = SparseTabNetClassifier(max_epochs=3, **one_step_params)
     voting = VotingClassifier([("tabnet", base), ("logistic", LogisticRegression())], voting="soft").fit(X, y)
     proba = voting.predict_proba(X)
     np.testing.assert_allclose(proba.sum(axis=1), 1.0)
@@ -99,7 +88,7 @@ def test_voting_calibrated_and_stacking_classifiers():
     assert stacking.score(X, y) > 0.5
 
 
-def test_clone_keeps_every_non_default_parameter():
+def test_clone_keeps_every_non_default_parameter(make_classification_frame):
     params = dict(
         n_d=5, n_a=6, n_steps=2, gamma=1.5, n_independent=1, n_shared=1, lambda_sparse=0.01,
         virtual_batch_size=16, momentum=0.1, batch_size=32, max_epochs=2, learning_rate=0.01,
@@ -108,7 +97,7 @@ def test_clone_keeps_every_non_default_parameter():
         early_stopping=True, validation_fraction=0.2, n_iter_no_change=3, tol=1e-3, scoring="accuracy",
         class_weight="balanced", random_state=7, verbose=0, warm_start=True, n_jobs=1, device="cpu",
     )  # fmt: skip
-    X, y = _table()
+    X, y = _table(make_classification_frame)
     encoder_params = {name: params[name] for name in ENCODER_PARAMETERS}
     params["pretrained"] = FrozenEstimator(SparseTabNetPretrainer(**encoder_params, max_epochs=1).fit(X))
     model = SparseTabNetClassifier(**params)
@@ -121,12 +110,14 @@ def test_clone_keeps_every_non_default_parameter():
     assert clone(twin).get_params(deep=False) == params and not hasattr(clone(twin), "network_")
 
 
-def test_grid_search_over_training_length_and_halving_search_on_epochs():
+def test_grid_search_over_training_length_and_halving_search_on_epochs(one_step_params):
     X, y = _data()
-    grid = GridSearchCV(SparseTabNetClassifier(**FAST), {"batch_size": [32, 160], "max_epochs": [1, 4]}, cv=2).fit(X, y)
+    grid = GridSearchCV(
+        SparseTabNetClassifier(**one_step_params), {"batch_size": [32, 160], "max_epochs": [1, 4]}, cv=2
+    ).fit(X, y)
     assert grid.cv_results_["params"][grid.best_index_] == grid.best_params_
     halving = HalvingGridSearchCV(
-        SparseTabNetClassifier(**FAST),
+        SparseTabNetClassifier(**one_step_params),
         {"learning_rate": [0.01, 0.05], "entmax_mode": ["sparsemax", "entmax15"]},
         resource="max_epochs",
         min_resources=1,
@@ -140,9 +131,13 @@ def test_grid_search_over_training_length_and_halving_search_on_epochs():
 
 
 @pytest.mark.parametrize("Estimator", [SparseTabNetClassifier, SparseTabNetRegressor])
-def test_pickle_and_joblib_round_trips_predict_identically(Estimator, tmp_path):
-    X, y = _table() if Estimator is SparseTabNetClassifier else (_table()[0], _table()[0]["age"] * 2.0)
-    model = Estimator(max_epochs=2, **FAST).fit(X, y)
+def test_pickle_and_joblib_round_trips_predict_identically(
+    Estimator, tmp_path, one_step_params, make_classification_frame
+):
+    X, y = _table(make_classification_frame)
+    if Estimator is SparseTabNetRegressor:
+        y = X["age"] * 2.0
+    model = Estimator(max_epochs=2, **one_step_params).fit(X, y)
     expected = model.predict(X)
     restored = pickle.loads(pickle.dumps(model))
     np.testing.assert_array_equal(restored.predict(X), expected)
@@ -155,11 +150,13 @@ def test_pickle_and_joblib_round_trips_predict_identically(Estimator, tmp_path):
     assert buffer.tell() > 0
 
 
-def test_fit_returns_self_so_calls_chain():
+def test_fit_returns_self_so_calls_chain(one_step_params):
     X, y = _data()
-    model = SparseTabNetClassifier(max_epochs=2, **FAST)
+    model = SparseTabNetClassifier(max_epochs=2, **one_step_params)
     assert model.fit(X, y) is model
-    score = SparseTabNetClassifier(max_epochs=2, **FAST).fit(X, y).score(X, y)
+    score = SparseTabNetClassifier(max_epochs=2, **one_step_params).fit(X, y).score(X, y)
     assert 0.0 <= score <= 1.0
-    regression_score = SparseTabNetRegressor(max_epochs=2, **FAST).fit(X, y.astype(float)).score(X, y.astype(float))
+    regression_score = (
+        SparseTabNetRegressor(max_epochs=2, **one_step_params).fit(X, y.astype(float)).score(X, y.astype(float))
+    )
     assert np.isfinite(regression_score)

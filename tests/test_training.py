@@ -4,25 +4,8 @@ import pytest
 import torch
 from sklearn.exceptions import ConvergenceWarning
 
-from sparsetab._training import TrainingConfig, _batches, train_network
+from sparsetab._training import _batches, train_network
 from sparsetab.network import TabNet
-
-
-def _config(**overrides):
-    values = dict(
-        batch_size=1024,
-        max_epochs=5,
-        learning_rate=0.02,
-        learning_rate_decay=1.0,
-        max_grad_norm=1.0,
-        lambda_sparse=1e-3,
-        n_iter_no_change=100,
-        tol=0.0,
-        early_stopping=False,
-        verbose=0,
-    )
-    values.update(overrides)
-    return TrainingConfig(**values)
 
 
 def _problem(n_rows=40, virtual_batch_size=16):
@@ -38,6 +21,13 @@ def _cross_entropy(output, target):
     return torch.nn.functional.cross_entropy(output, target, reduction="none")
 
 
+def _train(network, X, y, config, generator=None, score_function=None, state=None, weights=None, loss=_cross_entropy):
+    """train_network with unit sample weights, cross-entropy and a fresh generator unless given."""
+    weights = torch.ones(len(X)) if weights is None else weights
+    generator = torch.Generator() if generator is None else generator
+    return train_network(network, loss, X, y, weights, config, generator, score_function, state)
+
+
 @pytest.mark.parametrize(
     "n_rows, batch_size, sizes", [(2049, 1024, [683, 683, 683]), (1025, 1024, [513, 512]), (50, 1024, [50])]
 )
@@ -47,27 +37,25 @@ def test_batches_are_balanced_and_cover_every_row(n_rows, batch_size, sizes):
     assert torch.equal(torch.cat(batches).sort().values, torch.arange(n_rows))
 
 
-def test_training_set_smaller_than_batch_size_takes_one_step_per_epoch():
+def test_training_set_smaller_than_batch_size_takes_one_step_per_epoch(make_training_config):
     network, X, y = _problem(40)
     before = [parameter.detach().clone() for parameter in network.parameters()]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        history = train_network(network, _cross_entropy, X, y, torch.ones(40), _config(max_epochs=3), torch.Generator())
+        history = _train(network, X, y, make_training_config(max_epochs=3))
     assert len(history.loss_curve) == 3
     assert all(loss > 0 for loss in history.loss_curve)
     assert any(not torch.equal(old, new) for old, new in zip(before, network.parameters()))
 
 
-def test_sample_weight_scales_the_loss():
+def test_sample_weight_scales_the_loss(make_training_config):
     # One virtual batch, so that the (shuffled) row order does not change the batch statistics.
     network, X, y = _problem(40, virtual_batch_size=64)
     weights = torch.zeros(40)
     weights[:20] = 2.0
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        history = train_network(
-            network, _cross_entropy, X, y, weights, _config(max_epochs=1, lambda_sparse=0.0), torch.Generator()
-        )
+        history = _train(network, X, y, make_training_config(max_epochs=1, lambda_sparse=0.0), weights=weights)
     network_again, *_ = _problem(40, virtual_batch_size=64)
     network_again.train()
     with torch.no_grad():
@@ -75,7 +63,7 @@ def test_sample_weight_scales_the_loss():
     assert history.loss_curve[0] == pytest.approx(float(expected), rel=1e-5)
 
 
-def test_non_finite_loss_stops_restores_and_warns():
+def test_non_finite_loss_stops_restores_and_warns(make_training_config):
     network, X, y = _problem(40)
     state = {name: value.clone() for name, value in network.state_dict().items()}
 
@@ -83,19 +71,19 @@ def test_non_finite_loss_stops_restores_and_warns():
         return _cross_entropy(output, target) * float("nan")
 
     with pytest.warns(RuntimeWarning, match="non-finite at epoch 1"):
-        history = train_network(network, exploding, X, y, torch.ones(40), _config(), torch.Generator())
+        history = _train(network, X, y, make_training_config(), loss=exploding)
     assert history.diverged and history.loss_curve == []
     for name, value in network.state_dict().items():
         assert torch.equal(value, state[name]), name
 
 
-def test_convergence_warning_when_max_epochs_reached():
+def test_convergence_warning_when_max_epochs_reached(make_training_config):
     network, X, y = _problem(40)
     with pytest.warns(ConvergenceWarning, match="max_epochs=2 reached"):
-        train_network(network, _cross_entropy, X, y, torch.ones(40), _config(max_epochs=2), torch.Generator())
+        _train(network, X, y, make_training_config(max_epochs=2))
 
 
-def test_early_stopping_restores_the_best_epoch():
+def test_early_stopping_restores_the_best_epoch(make_training_config):
     network, X, y = _problem(40)
     scores = iter([0.1, 0.5, 0.3, 0.2, 0.1, 0.0])
     snapshots = []
@@ -104,15 +92,12 @@ def test_early_stopping_restores_the_best_epoch():
         snapshots.append({name: value.clone() for name, value in network.state_dict().items()})
         return next(scores)
 
-    history = train_network(
+    history = _train(
         network,
-        _cross_entropy,
         X,
         y,
-        torch.ones(40),
-        _config(max_epochs=6, early_stopping=True, n_iter_no_change=3),
-        torch.Generator(),
-        score_function,
+        make_training_config(max_epochs=6, early_stopping=True, n_iter_no_change=3),
+        score_function=score_function,
     )
     assert history.validation_scores == [0.1, 0.5, 0.3, 0.2, 0.1]
     assert history.best_iteration == 1 and history.converged
@@ -120,51 +105,46 @@ def test_early_stopping_restores_the_best_epoch():
         assert torch.equal(value, snapshots[1][name]), name
 
 
-def test_one_call_equals_epochs_continued_with_the_optimizer_state():
+def test_one_call_equals_epochs_continued_with_the_optimizer_state(make_training_config):
     network, X, y = _problem(40)
-    config = _config(max_epochs=1, learning_rate_decay=0.5, incremental=True)
+    config = make_training_config(max_epochs=1, learning_rate_decay=0.5, incremental=True)
     generator = torch.Generator().manual_seed(0)
     losses, state = [], None
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)  # incremental calls never warn about convergence
         for _ in range(3):
-            history = train_network(network, _cross_entropy, X, y, torch.ones(40), config, generator, None, state)
+            history = _train(network, X, y, config, generator, state=state)
             losses += history.loss_curve
             state = history.optimizer_state
     assert state["param_groups"][0]["lr"] == pytest.approx(0.02 * 0.5**3)  # the decay continued
     reference, *_ = _problem(40)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        history = train_network(
+        history = _train(
             reference,
-            _cross_entropy,
             X,
             y,
-            torch.ones(40),
-            _config(max_epochs=3, learning_rate_decay=0.5),
-            torch.Generator().manual_seed(0),
+            make_training_config(max_epochs=3, learning_rate_decay=0.5),
+            generator=torch.Generator().manual_seed(0),
         )
     assert losses == pytest.approx(history.loss_curve, rel=1e-6)
     for (name, value), other in zip(network.state_dict().items(), reference.state_dict().values()):
         torch.testing.assert_close(value, other, msg=name)
 
 
-def test_incremental_ignores_early_stopping_and_patience():
+def test_incremental_ignores_early_stopping_and_patience(make_training_config):
     network, X, y = _problem(40)
-    history = train_network(
+    history = _train(
         network,
-        _cross_entropy,
         X,
         y,
-        torch.ones(40),
-        _config(max_epochs=1, early_stopping=True, n_iter_no_change=1, incremental=True),
-        torch.Generator(),
-        lambda: 0.0,
+        make_training_config(max_epochs=1, early_stopping=True, n_iter_no_change=1, incremental=True),
+        score_function=lambda: 0.0,
     )
     assert len(history.loss_curve) == 1 and not history.converged and history.validation_scores == [0.0]
 
 
-def test_keyboard_interrupt_restores_the_best_weights_and_warns():
+def test_keyboard_interrupt_restores_the_best_weights_and_warns(make_training_config):
     network, X, y = _problem(40)
     snapshots, scores = [], iter([0.5, 0.1])
 
@@ -178,15 +158,8 @@ def test_keyboard_interrupt_restores_the_best_weights_and_warns():
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         with pytest.warns(UserWarning, match=r"after 2 complete epoch\(s\).*weights of epoch 1 \(best validation"):
-            history = train_network(
-                network,
-                _cross_entropy,
-                X,
-                y,
-                torch.ones(40),
-                _config(max_epochs=10, early_stopping=True),
-                torch.Generator(),
-                score_function,
+            history = _train(
+                network, X, y, make_training_config(max_epochs=10, early_stopping=True), score_function=score_function
             )
     assert history.interrupted and not history.converged
     assert len(history.loss_curve) == 2 and history.validation_scores == [0.5, 0.1]
@@ -196,19 +169,11 @@ def test_keyboard_interrupt_restores_the_best_weights_and_warns():
         assert torch.equal(value, snapshots[0][name]), name
 
 
-def test_verbose_line_per_epoch(capsys):
+def test_verbose_line_per_epoch(capsys, make_training_config):
     network, X, y = _problem(40)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        history = train_network(
-            network,
-            _cross_entropy,
-            X,
-            y,
-            torch.ones(40),
-            _config(max_epochs=2, verbose=1, epoch_offset=5),
-            torch.Generator(),
-        )
+        history = _train(network, X, y, make_training_config(max_epochs=2, verbose=1, epoch_offset=5))
     lines = capsys.readouterr().out.splitlines()
     assert [int(line.split()[1]) for line in lines] == [6, 7]
     assert [float(line.split("loss ")[1].split()[0]) for line in lines] == pytest.approx(history.loss_curve, abs=1e-5)

@@ -37,15 +37,14 @@ sequence-to-sequence models. ACL.
 """
 
 import numbers
-import re
-import textwrap
 
 import torch
 from torch import nn
 from torch.autograd.function import once_differentiable
 
+from ._validation import check_k, check_positive_int, compute_dtype
 from .activations import entmax15, sparsemax
-from .root_finding import entmax_bisect, sparsemax_bisect
+from .root_finding import entmax_bisect, normmax_bisect, sparsemax_bisect
 
 __all__ = [
     "sparsemax_loss",
@@ -61,7 +60,6 @@ __all__ = [
     "FenchelYoungLossFunction",
 ]
 
-_LOW_PRECISION = (torch.float16, torch.bfloat16)
 _REDUCTIONS = {"elementwise_mean": "mean", "mean": "mean", "sum": "sum", "none": "none"}
 
 
@@ -158,13 +156,48 @@ class FenchelYoungLossFunction(torch.autograd.Function):
     ``p``, which is exact because ``p`` is optimal (Danskin's theorem). Second
     derivatives (which would need the Jacobian of the map) are not supported:
     the backward pass is marked once-differentiable.
+
+    Parameters
+    ----------
+    *args
+        Ignored: an autograd function is used through ``apply``, never
+        instantiated (torch warns when it is).
+    **kwargs
+        Ignored, as ``*args``.
+
+    References
+    ----------
+    Blondel, M., Martins, A. F. T. & Niculae, V. (2020). Learning with
+    Fenchel-Young losses. JMLR 21.
     """
 
     generate_vmap_rule = True
 
     @staticmethod
     def forward(X, P, target, alpha, regulariser):
-        """Return the per-row loss, shape ``batch``, dtype of ``X``."""
+        """Fenchel-Young loss ``H(p) + (p - e_y) . x`` of every row (Blondel et al., 2020, Def. 2).
+
+        Parameters
+        ----------
+        X : torch.Tensor
+            Scores of shape ``(*batch, d)``, floating point; ``-inf`` entries
+            (masked classes) are allowed where ``p = 0``.
+        P : torch.Tensor
+            The prediction of the map for ``X``, same shape and dtype.
+        target : torch.Tensor
+            ``torch.int64`` class indices of shape ``batch``, in ``[0, d)``.
+        alpha : torch.Tensor or None
+            The regulariser's ``alpha``, of ``X``'s dtype and aligned with
+            ``X`` with size 1 in the last dimension; ``None`` for
+            ``"sparsemax"``, ``"entmax15"`` and ``"shannon"``.
+        regulariser : {"sparsemax", "entmax15", "shannon", "tsallis", "normmax"}
+            The entropy ``H``.
+
+        Returns
+        -------
+        torch.Tensor
+            The loss per row, shape ``batch``, dtype of ``X``, ``>= 0``.
+        """
         entropy, _ = _ENTROPIES[regulariser]
         residual = P - _one_hot(P, target)
         # A -inf score (masked class) has p = 0 and is not the target, so its
@@ -177,7 +210,17 @@ class FenchelYoungLossFunction(torch.autograd.Function):
 
     @staticmethod
     def setup_context(ctx, inputs, output):
-        """Save ``P``, ``target`` and ``alpha``; both gradients need only these."""
+        """Save ``P``, ``target`` and ``alpha``; both gradients need only these.
+
+        Parameters
+        ----------
+        ctx : torch.autograd.function.FunctionCtx
+            The context the backward pass receives.
+        inputs : tuple
+            The arguments of ``apply``: ``(X, P, target, alpha, regulariser)``.
+        output : torch.Tensor
+            The per-row loss, shape ``batch``.
+        """
         _, P, target, alpha, regulariser = inputs
         ctx.regulariser = regulariser
         ctx.save_for_backward(P, target, alpha)
@@ -185,10 +228,21 @@ class FenchelYoungLossFunction(torch.autograd.Function):
     @staticmethod
     @once_differentiable
     def backward(ctx, grad_output):
-        """Return ``(grad_X, None, None, grad_alpha, None)``.
+        """Return ``p - e_y`` in ``X`` and ``dH_alpha(p) / dalpha`` in ``alpha`` (Blondel et al., 2020, Prop. 2).
 
-        ``grad_X`` has the shape of ``X``; ``grad_alpha`` has the shape of the
-        ``alpha`` passed to ``apply``, or is ``None`` when not needed.
+        Parameters
+        ----------
+        ctx : torch.autograd.function.FunctionCtx
+            The context filled by :meth:`setup_context`.
+        grad_output : torch.Tensor
+            Gradient with respect to the per-row loss, shape ``batch``.
+
+        Returns
+        -------
+        tuple
+            ``(grad_X, None, None, grad_alpha, None)``: ``grad_X`` has the
+            shape of ``X``; ``grad_alpha`` has the shape of the ``alpha``
+            passed to ``apply``, or is ``None`` when not needed.
         """
         P, target, alpha = ctx.saved_tensors
         grad_X = grad_output.unsqueeze(-1) * (P - _one_hot(P, target))
@@ -230,6 +284,15 @@ def _check_target_range(target, n_classes):
         raise ValueError(f"target values must lie in [0, {n_classes}) (the number of classes), got e.g. {int(bad[0])}")
 
 
+def _check_alpha_number(alpha, allow_one, prefix=""):
+    # bool is a numbers.Real, but alpha=True is almost certainly a mistake.
+    is_real = isinstance(alpha, numbers.Real) and not isinstance(alpha, bool)
+    if not is_real or not (alpha > 1 or (allow_one and alpha == 1)):
+        bound = ">= 1" if allow_one else "> 1"
+        raise ValueError(f"{prefix}alpha must be a real number {bound} or a tensor, got alpha={alpha!r}")
+    return alpha
+
+
 def _prepare_alpha(alpha, X, name, allow_one):
     """Validate ``alpha``; return (map argument, aligned tensor for the loss)."""
     if isinstance(alpha, torch.Tensor):
@@ -247,10 +310,7 @@ def _prepare_alpha(alpha, X, name, allow_one):
             raise ValueError(f"{name}: a tensor alpha must be > 1 in every entry")
         aligned = alpha.to(X.dtype).reshape((1,) * (X.dim() - alpha.dim()) + tuple(alpha.shape))
         return aligned, aligned
-    is_real = isinstance(alpha, numbers.Real) and not isinstance(alpha, bool)
-    if not is_real or not (alpha > 1 or (allow_one and alpha == 1)):
-        bound = ">= 1" if allow_one else "> 1"
-        raise ValueError(f"{name}: alpha must be a real number {bound} or a tensor, got alpha={alpha!r}")
+    _check_alpha_number(alpha, allow_one, prefix=f"{name}: ")
     return alpha, torch.full((1,) * X.dim(), float(alpha), dtype=X.dtype, device=X.device)
 
 
@@ -259,7 +319,7 @@ def _fenchel_young(X, target, regulariser, predict, alpha=None, alpha_name=None,
     _check_target_range(target, X.size(-1))
     # The maps are written for float32/float64; half precision also loses too
     # much in the cumulative sums, so compute in float32 and cast back.
-    compute = X.float() if X.dtype in _LOW_PRECISION else X
+    compute = X.to(compute_dtype(X.dtype))
     map_alpha = loss_alpha = None
     if alpha_name is not None:
         map_alpha, loss_alpha = _prepare_alpha(alpha, compute, alpha_name, allow_one)
@@ -405,7 +465,7 @@ def entmax15_loss(X, target, k=None):
 
 
 def entmax_bisect_loss(X, target, alpha=1.5, n_iter=50):
-    """alpha-entmax loss for any ``alpha >= 1``, differentiable in ``alpha``.
+    """Alpha-entmax loss for any ``alpha >= 1``, differentiable in ``alpha``.
 
     Per row, with ``p = argmax_{p in simplex} p . x + H_alpha(p)`` computed by
     :func:`sparsetab.entmax.entmax_bisect`,
@@ -467,7 +527,7 @@ def entmax_bisect_loss(X, target, alpha=1.5, n_iter=50):
 
 
 def normmax_bisect_loss(X, target, alpha=2, n_iter=50):
-    """alpha-normmax loss: the Fenchel-Young loss of alpha-normmax.
+    """Alpha-normmax loss: the Fenchel-Young loss of alpha-normmax.
 
     Per row, with ``p = argmax_{p in simplex} p . x - ||p||_alpha`` computed by
     ``sparsetab.entmax.root_finding.normmax_bisect``,
@@ -500,9 +560,6 @@ def normmax_bisect_loss(X, target, alpha=2, n_iter=50):
     ValueError
         For invalid ``X`` or ``target`` (see :func:`sparsemax_loss`) or an
         invalid ``alpha``.
-    ImportError
-        If ``normmax_bisect`` is not available in
-        ``sparsetab.entmax.root_finding``.
 
     References
     ----------
@@ -512,55 +569,17 @@ def normmax_bisect_loss(X, target, alpha=2, n_iter=50):
     Blondel, M., Martins, A. F. T. & Niculae, V. (2020). Learning with
     Fenchel-Young losses. JMLR 21. (Def. 2, Prop. 2.)
     """
-
-    def predict(Z, a):
-        # Imported on use: normmax was added to root_finding separately, and
-        # neither this module nor argument validation should depend on it.
-        from .root_finding import normmax_bisect
-
-        return normmax_bisect(Z, alpha=a, dim=-1, n_iter=n_iter)
-
-    return _fenchel_young(X, target, "normmax", predict, alpha, "normmax_bisect_loss")
+    return _fenchel_young(
+        X,
+        target,
+        "normmax",
+        lambda Z, a: normmax_bisect(Z, alpha=a, dim=-1, n_iter=n_iter),
+        alpha,
+        "normmax_bisect_loss",
+    )
 
 
 # ---------------------------------------------------------------- modules
-
-
-def _check_positive_int(name, value, allow_none=False):
-    if allow_none and value is None:
-        return None
-    if isinstance(value, numbers.Integral) and not isinstance(value, bool) and value > 0:
-        return int(value)
-    extra = " or None" if allow_none else ""
-    raise ValueError(f"{name} must be a positive integer{extra}, got {name}={value!r}")
-
-
-# Text shared by every loss module's docstring, spliced in by _with_shared_doc
-# where a line holds only ``%(name)s``, so that one text serves them all.
-_SHARED_DOC = {
-    "ignore_index": """\
-ignore_index : int or None, default -100
-    Target value whose rows are ignored (any integer, negative or not);
-    ``None`` ignores nothing.""",
-    "reduction": """\
-reduction : {"elementwise_mean", "mean", "sum", "none"}, default "elementwise_mean"
-    ``"mean"`` is an alias of ``"elementwise_mean"``: the mean over
-    non-ignored rows.""",
-    "fenchel_young": """\
-Blondel, M., Martins, A. F. T. & Niculae, V. (2020). Learning with
-Fenchel-Young losses. JMLR 21.""",
-}
-
-
-def _with_shared_doc(cls):
-    # The placeholder's own indentation is reused, so this works whether or
-    # not the interpreter has already dedented the docstring (Python >= 3.13).
-    def splice(match):
-        return textwrap.indent(_SHARED_DOC[match.group(2)], match.group(1))
-
-    if cls.__doc__:
-        cls.__doc__ = re.sub(r"^([ \t]*)%\((\w+)\)s$", splice, cls.__doc__, flags=re.MULTILINE)
-    return cls
 
 
 class _FenchelYoungLoss(nn.Module):
@@ -646,7 +665,6 @@ def _repr_value(value):
     return "tensor" if isinstance(value, torch.Tensor) else value
 
 
-@_with_shared_doc
 class SparsemaxLoss(_FenchelYoungLoss):
     """Module form of :func:`sparsemax_loss`, with reduction and ``ignore_index``.
 
@@ -654,8 +672,12 @@ class SparsemaxLoss(_FenchelYoungLoss):
     ----------
     k : int or None, default None
         Partial-sort size; see :func:`sparsemax_loss`.
-    %(ignore_index)s
-    %(reduction)s
+    ignore_index : int or None, default -100
+        Target value whose rows are ignored (any integer, negative or not);
+        ``None`` ignores nothing.
+    reduction : {"elementwise_mean", "mean", "sum", "none"}, default "elementwise_mean"
+        ``"mean"`` is an alias of ``"elementwise_mean"``: the mean over
+        non-ignored rows.
 
     Raises
     ------
@@ -667,7 +689,8 @@ class SparsemaxLoss(_FenchelYoungLoss):
     Martins, A. F. T. & Astudillo, R. F. (2016). From softmax to sparsemax.
     ICML.
 
-    %(fenchel_young)s
+    Blondel, M., Martins, A. F. T. & Niculae, V. (2020). Learning with
+    Fenchel-Young losses. JMLR 21.
     """
 
     _loss = staticmethod(sparsemax_loss)
@@ -675,10 +698,9 @@ class SparsemaxLoss(_FenchelYoungLoss):
 
     def __init__(self, k=None, ignore_index=-100, reduction="elementwise_mean"):
         super().__init__(ignore_index, reduction)
-        self.k = _check_positive_int("k", k, allow_none=True)
+        self.k = check_k(k)
 
 
-@_with_shared_doc
 class SparsemaxBisectLoss(_FenchelYoungLoss):
     """Module form of :func:`sparsemax_bisect_loss`.
 
@@ -686,8 +708,12 @@ class SparsemaxBisectLoss(_FenchelYoungLoss):
     ----------
     n_iter : int, default 50
         Bisection steps.
-    %(ignore_index)s
-    %(reduction)s
+    ignore_index : int or None, default -100
+        Target value whose rows are ignored (any integer, negative or not);
+        ``None`` ignores nothing.
+    reduction : {"elementwise_mean", "mean", "sum", "none"}, default "elementwise_mean"
+        ``"mean"`` is an alias of ``"elementwise_mean"``: the mean over
+        non-ignored rows.
 
     Raises
     ------
@@ -699,7 +725,8 @@ class SparsemaxBisectLoss(_FenchelYoungLoss):
     Martins, A. F. T. & Astudillo, R. F. (2016). From softmax to sparsemax.
     ICML.
 
-    %(fenchel_young)s
+    Blondel, M., Martins, A. F. T. & Niculae, V. (2020). Learning with
+    Fenchel-Young losses. JMLR 21.
     """
 
     _loss = staticmethod(sparsemax_bisect_loss)
@@ -707,10 +734,9 @@ class SparsemaxBisectLoss(_FenchelYoungLoss):
 
     def __init__(self, n_iter=50, ignore_index=-100, reduction="elementwise_mean"):
         super().__init__(ignore_index, reduction)
-        self.n_iter = _check_positive_int("n_iter", n_iter)
+        self.n_iter = check_positive_int(n_iter, "n_iter")
 
 
-@_with_shared_doc
 class Entmax15Loss(_FenchelYoungLoss):
     """Module form of :func:`entmax15_loss`.
 
@@ -718,8 +744,12 @@ class Entmax15Loss(_FenchelYoungLoss):
     ----------
     k : int or None, default 100
         Partial-sort size (speed only); the default matches entmax 1.3.
-    %(ignore_index)s
-    %(reduction)s
+    ignore_index : int or None, default -100
+        Target value whose rows are ignored (any integer, negative or not);
+        ``None`` ignores nothing.
+    reduction : {"elementwise_mean", "mean", "sum", "none"}, default "elementwise_mean"
+        ``"mean"`` is an alias of ``"elementwise_mean"``: the mean over
+        non-ignored rows.
 
     Raises
     ------
@@ -731,7 +761,8 @@ class Entmax15Loss(_FenchelYoungLoss):
     Peters, B., Niculae, V. & Martins, A. F. T. (2019). Sparse
     sequence-to-sequence models. ACL.
 
-    %(fenchel_young)s
+    Blondel, M., Martins, A. F. T. & Niculae, V. (2020). Learning with
+    Fenchel-Young losses. JMLR 21.
     """
 
     _loss = staticmethod(entmax15_loss)
@@ -739,7 +770,7 @@ class Entmax15Loss(_FenchelYoungLoss):
 
     def __init__(self, k=100, ignore_index=-100, reduction="elementwise_mean"):
         super().__init__(ignore_index, reduction)
-        self.k = _check_positive_int("k", k, allow_none=True)
+        self.k = check_k(k)
 
 
 class _AlphaLoss(_FenchelYoungLoss):
@@ -749,24 +780,16 @@ class _AlphaLoss(_FenchelYoungLoss):
 
     def __init__(self, alpha, n_iter, ignore_index, reduction):
         super().__init__(ignore_index, reduction)
-        self.n_iter = _check_positive_int("n_iter", n_iter)
+        self.n_iter = check_positive_int(n_iter, "n_iter")
         if isinstance(alpha, nn.Parameter):
             self.alpha = alpha  # registered as a parameter, so it can be trained
         elif isinstance(alpha, torch.Tensor):
             # A buffer follows the module across .to(device); it is not state.
             self.register_buffer("alpha", alpha, persistent=False)
-        elif (
-            isinstance(alpha, numbers.Real)
-            and not isinstance(alpha, bool)
-            and (alpha > 1 or (self._allow_alpha_one and alpha == 1))
-        ):
-            self.alpha = alpha
         else:
-            bound = ">= 1" if self._allow_alpha_one else "> 1"
-            raise ValueError(f"alpha must be a real number {bound} or a tensor, got alpha={alpha!r}")
+            self.alpha = _check_alpha_number(alpha, self._allow_alpha_one)
 
 
-@_with_shared_doc
 class EntmaxBisectLoss(_AlphaLoss):
     """Module form of :func:`entmax_bisect_loss`.
 
@@ -777,8 +800,12 @@ class EntmaxBisectLoss(_AlphaLoss):
         value per row; pass an ``nn.Parameter`` to learn it.
     n_iter : int, default 50
         Bisection steps.
-    %(ignore_index)s
-    %(reduction)s
+    ignore_index : int or None, default -100
+        Target value whose rows are ignored (any integer, negative or not);
+        ``None`` ignores nothing.
+    reduction : {"elementwise_mean", "mean", "sum", "none"}, default "elementwise_mean"
+        ``"mean"`` is an alias of ``"elementwise_mean"``: the mean over
+        non-ignored rows.
 
     Raises
     ------
@@ -791,7 +818,8 @@ class EntmaxBisectLoss(_AlphaLoss):
     Peters, B., Niculae, V. & Martins, A. F. T. (2019). Sparse
     sequence-to-sequence models. ACL.
 
-    %(fenchel_young)s
+    Blondel, M., Martins, A. F. T. & Niculae, V. (2020). Learning with
+    Fenchel-Young losses. JMLR 21.
     """
 
     _loss = staticmethod(entmax_bisect_loss)
@@ -803,7 +831,6 @@ class EntmaxBisectLoss(_AlphaLoss):
         super().__init__(alpha, n_iter, ignore_index, reduction)
 
 
-@_with_shared_doc
 class NormmaxBisectLoss(_AlphaLoss):
     """Module form of :func:`normmax_bisect_loss`.
 
@@ -813,8 +840,12 @@ class NormmaxBisectLoss(_AlphaLoss):
         A number ``> 1`` or a tensor ``> 1`` with one value per row.
     n_iter : int, default 50
         Bisection steps.
-    %(ignore_index)s
-    %(reduction)s
+    ignore_index : int or None, default -100
+        Target value whose rows are ignored (any integer, negative or not);
+        ``None`` ignores nothing.
+    reduction : {"elementwise_mean", "mean", "sum", "none"}, default "elementwise_mean"
+        ``"mean"`` is an alias of ``"elementwise_mean"``: the mean over
+        non-ignored rows.
 
     Raises
     ------
@@ -827,7 +858,8 @@ class NormmaxBisectLoss(_AlphaLoss):
     Santos, S., Niculae, V., McNamee, D. & Martins, A. F. T. (2024). Sparse
     and structured Hopfield networks. ICML.
 
-    %(fenchel_young)s
+    Blondel, M., Martins, A. F. T. & Niculae, V. (2020). Learning with
+    Fenchel-Young losses. JMLR 21.
     """
 
     _loss = staticmethod(normmax_bisect_loss)

@@ -35,7 +35,7 @@ import torch
 from torch import nn
 
 from . import _root_kernels as K
-from .activations import _check_input
+from ._validation import check_input, check_n_iter, compute_dtype
 
 __all__ = [
     "entmax_bisect",
@@ -52,26 +52,7 @@ __all__ = [
     "BudgetBisectFunction",
 ]
 
-# ---------------------------------------------------------------- validation
-
-
-def _check_X(X, dim):
-    _check_input(X, dim)  # the same checks as the exact maps
-    return int(dim) % X.dim()
-
-
-def _check_n_iter(n_iter):
-    if n_iter is None:  # entmax 1.3's SparsemaxBisect passes None and means the default
-        return 50
-    if not isinstance(n_iter, numbers.Integral) or isinstance(n_iter, bool) or n_iter < 1:
-        raise ValueError(f"n_iter must be a positive integer, got n_iter={n_iter!r}")
-    return int(n_iter)
-
-
-def _compute_dtype(X):
-    # Half precision has too few bits for a threshold search (and too narrow a
-    # range for the powers); solve in float32 and cast the result back.
-    return torch.float32 if X.dtype in (torch.float16, torch.bfloat16) else X.dtype
+# ---------------------------------------------------------------- hyper-parameters
 
 
 def _check_number(value, name, lower, what):
@@ -99,7 +80,7 @@ def _prepare_param(value, X, dim, name, lower, what, check_values):
         ok = (aligned > lower) & torch.isfinite(aligned)
         if not bool(ok.all()):
             raise ValueError(f"{name} must be finite and {what} in every entry")
-    return aligned.to(_compute_dtype(X))
+    return aligned.to(compute_dtype(X.dtype))
 
 
 # The training path's solvers stop on data, which torch.compile cannot capture:
@@ -113,19 +94,91 @@ def _apply_eagerly(function, *args):
 # ---------------------------------------------------------------- entmax
 
 
-class EntmaxBisectFunction(torch.autograd.Function):
+class _AlphaFunction(torch.autograd.Function):
+    """Saving and backward of the maps differentiable in ``X`` and a hyper-parameter ``alpha``.
+
+    A subclass names the kernel of its vector-Jacobian products,
+    ``_vjp(Y, alpha, grad_output, dim, need_alpha) -> (grad_X, grad_alpha)``.
+    ``apply`` takes ``(X, alpha, dim, *options)``; ``alpha`` is a Python float
+    or a tensor already aligned with ``X`` (size 1 along ``dim``), and the
+    options get no gradient.
+    """
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        """Save the output and ``alpha``: both gradients are functions of them alone.
+
+        Parameters
+        ----------
+        ctx : torch.autograd.function.FunctionCtx
+            The context the backward pass receives.
+        inputs : tuple
+            The arguments of ``apply``: ``(X, alpha, dim, *options)``.
+        output : torch.Tensor
+            The forward's result, shape and dtype of ``X``.
+        """
+        _, alpha, dim, *options = inputs
+        ctx.dim = dim
+        ctx.n_options = len(options)
+        if isinstance(alpha, torch.Tensor):
+            ctx.alpha = None
+            ctx.save_for_backward(output, alpha)
+        else:
+            ctx.alpha = alpha
+            ctx.save_for_backward(output)
+
+    @classmethod
+    def backward(cls, ctx, grad_output):
+        """Vector-Jacobian products in ``X`` and ``alpha``.
+
+        Parameters
+        ----------
+        ctx : torch.autograd.function.FunctionCtx
+            The context filled by :meth:`setup_context`.
+        grad_output : torch.Tensor
+            Gradient with respect to the output, shape of ``X``.
+
+        Returns
+        -------
+        tuple
+            ``(grad_X, grad_alpha, None, ...)``, one entry per argument of
+            ``apply``: ``grad_X`` has the shape of ``X``, ``grad_alpha`` the
+            shape of the ``alpha`` tensor passed to ``apply`` (``None`` for a
+            Python alpha or when not needed).
+        """
+        if ctx.alpha is None:
+            Y, alpha = ctx.saved_tensors
+            need_alpha = ctx.needs_input_grad[1]
+        else:
+            (Y,), alpha, need_alpha = ctx.saved_tensors, ctx.alpha, False
+        dX, d_alpha = cls._vjp(Y, alpha, grad_output, ctx.dim, need_alpha)
+        if d_alpha is not None:
+            d_alpha = d_alpha.sum_to_size(alpha.shape)
+        return (dX, d_alpha, None) + (None,) * ctx.n_options
+
+
+class EntmaxBisectFunction(_AlphaFunction):
     """Autograd function for alpha-entmax, differentiable in ``X`` and ``alpha``.
 
-    Use :func:`entmax_bisect` rather than calling ``apply`` directly; ``alpha``
-    is a Python float or a tensor already aligned with ``X`` (size 1 along
-    ``dim``) and of ``X``'s dtype.
+    Use :func:`entmax_bisect` rather than calling ``apply(X, alpha, dim,
+    n_iter, ensure_sum_one)`` directly; ``alpha`` is a Python float or a
+    tensor already aligned with ``X`` (size 1 along ``dim``) and of ``X``'s
+    dtype.
 
     With ``g = p ** (2 - alpha)`` on the support and ``q = g / sum(g)``, the
     Jacobian in ``X`` is ``diag(g) - g q^T``. In ``alpha`` it is
     ``(p - q) / (alpha - 1) ** 2 - (p log p - q sum(p log p)) / (alpha - 1)``
-    (Correia et al., 2019), evaluated in a form that stays accurate as
-    ``alpha -> 1`` (see :func:`sparsetab.entmax._root_kernels.entmax_backward`).
+    (Correia et al., 2019), evaluated in a form that stays accurate
+    as ``alpha -> 1`` (see :func:`sparsetab.entmax._root_kernels.entmax_backward`).
     The backward pass is itself differentiable (double backward).
+
+    Parameters
+    ----------
+    *args
+        Ignored: an autograd function is used through ``apply``, never
+        instantiated (torch warns when it is).
+    **kwargs
+        Ignored, as ``*args``.
 
     References
     ----------
@@ -134,47 +187,49 @@ class EntmaxBisectFunction(torch.autograd.Function):
     """
 
     generate_vmap_rule = True
+    _vjp = staticmethod(K.entmax_backward)
 
     @staticmethod
     def forward(X, alpha, dim=-1, n_iter=50, ensure_sum_one=True):
-        """Return alpha-entmax of ``X`` along ``dim``; shape and dtype of ``X``."""
-        return K.entmax_forward(X, alpha, dim, n_iter, ensure_sum_one, early_exit=not K.wrapped(X))[0]
+        """Solve alpha-entmax of ``X`` along ``dim``, stopping once every row has converged.
 
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        """Save the output and ``alpha``: both gradients are functions of them alone."""
-        _, alpha, dim, _, _ = inputs
-        ctx.dim = dim
-        if isinstance(alpha, torch.Tensor):
-            ctx.alpha = None
-            ctx.save_for_backward(output, alpha)
-        else:
-            ctx.alpha = alpha
-            ctx.save_for_backward(output)
+        Parameters
+        ----------
+        X : torch.Tensor
+            Scores of any shape with at least one dimension, float32 or
+            float64 (not checked here).
+        alpha : float or torch.Tensor
+            ``alpha > 0``; a tensor is aligned with ``X`` with size 1 along
+            ``dim``.
+        dim : int, default -1
+            Dimension along which the output sums to one.
+        n_iter : int, default 50
+            Maximum number of solver evaluations.
+        ensure_sum_one : bool, default True
+            Divide the result by its sum.
 
-    @staticmethod
-    def backward(ctx, grad_output):
-        """Return ``(grad_X, grad_alpha, None, None, None)``.
-
-        ``grad_X`` has the shape of ``X``; ``grad_alpha`` the shape of the
-        ``alpha`` tensor passed to ``apply`` (``None`` for a Python alpha or when
-        not needed).
+        Returns
+        -------
+        torch.Tensor
+            The alpha-entmax of ``X``, shape and dtype of ``X``.
         """
-        if ctx.alpha is None:
-            Y, alpha = ctx.saved_tensors
-            need_alpha = ctx.needs_input_grad[1]
-        else:
-            (Y,), alpha, need_alpha = ctx.saved_tensors, ctx.alpha, False
-        dX, d_alpha = K.entmax_backward(Y, alpha, grad_output, ctx.dim, need_alpha)
-        if d_alpha is not None:
-            d_alpha = d_alpha.sum_to_size(alpha.shape)
-        return dX, d_alpha, None, None, None
+        return K.entmax_forward(X, alpha, dim, n_iter, ensure_sum_one, early_exit=not K.wrapped(X))[0]
 
 
 class SparsemaxBisectFunction(torch.autograd.Function):
     """Autograd function for sparsemax by root finding (``alpha = 2``); see :func:`sparsemax_bisect`.
 
-    The Jacobian is ``diag(s) - s s^T / |S|`` with ``s`` the support indicator.
+    Use :func:`sparsemax_bisect` rather than calling ``apply(X, dim, n_iter,
+    ensure_sum_one)`` directly. The Jacobian is ``diag(s) - s s^T / |S|``
+    with ``s`` the support indicator (Martins & Astudillo, 2016, Sec. 2.5).
+
+    Parameters
+    ----------
+    *args
+        Ignored: an autograd function is used through ``apply``, never
+        instantiated (torch warns when it is).
+    **kwargs
+        Ignored, as ``*args``.
 
     References
     ----------
@@ -186,24 +241,65 @@ class SparsemaxBisectFunction(torch.autograd.Function):
 
     @staticmethod
     def forward(X, dim=-1, n_iter=50, ensure_sum_one=True):
-        """Return sparsemax of ``X`` along ``dim``; shape and dtype of ``X``."""
+        """Solve sparsemax of ``X`` along ``dim`` by the alpha-entmax root finder at ``alpha = 2``.
+
+        Parameters
+        ----------
+        X : torch.Tensor
+            Scores of any shape with at least one dimension, float32 or
+            float64 (not checked here).
+        dim : int, default -1
+            Dimension along which the output sums to one.
+        n_iter : int, default 50
+            Maximum number of solver evaluations.
+        ensure_sum_one : bool, default True
+            Divide the result by its sum.
+
+        Returns
+        -------
+        torch.Tensor
+            Sparsemax of ``X``, shape and dtype of ``X``.
+        """
         return K.entmax_forward(X, 2.0, dim, n_iter, ensure_sum_one, early_exit=not K.wrapped(X))[0]
 
     @staticmethod
     def setup_context(ctx, inputs, output):
-        """Save the output, which determines the support."""
+        """Save the output, whose support determines the Jacobian.
+
+        Parameters
+        ----------
+        ctx : torch.autograd.function.FunctionCtx
+            The context the backward pass receives.
+        inputs : tuple
+            The arguments of ``apply``: ``(X, dim, n_iter, ensure_sum_one)``.
+        output : torch.Tensor
+            The forward's result, shape and dtype of ``X``.
+        """
         ctx.dim = inputs[1]
         ctx.save_for_backward(output)
 
     @staticmethod
     def backward(ctx, grad_output):
-        """Return ``(grad_X, None, None, None)``."""
+        """Vector-Jacobian product in ``X``: ``s g - s sum(s g) / |S|``.
+
+        Parameters
+        ----------
+        ctx : torch.autograd.function.FunctionCtx
+            The context filled by :meth:`setup_context`.
+        grad_output : torch.Tensor
+            Gradient with respect to the output, shape of ``X``.
+
+        Returns
+        -------
+        tuple
+            ``(grad_X, None, None, None)``; ``grad_X`` has the shape of ``X``.
+        """
         (Y,) = ctx.saved_tensors
         return K.entmax_backward(Y, 2.0, grad_output, ctx.dim, False)[0], None, None, None
 
 
 def entmax_bisect(X, alpha=1.5, dim=-1, n_iter=50, ensure_sum_one=True, training=True):
-    """alpha-entmax for any ``alpha > 0`` by root finding, differentiable in ``X`` and ``alpha``.
+    """Alpha-entmax for any ``alpha > 0`` by root finding, differentiable in ``X`` and ``alpha``.
 
     Solves, independently for every slice ``x`` along ``dim``,
 
@@ -283,10 +379,10 @@ def entmax_bisect(X, alpha=1.5, dim=-1, n_iter=50, ensure_sum_one=True, training
     Blondel, M., Martins, A. F. T. & Niculae, V. (2020). Learning with
     Fenchel-Young losses. JMLR 21. (Root finding for the threshold.)
     """
-    dim = _check_X(X, dim)
-    n_iter = _check_n_iter(n_iter)
+    dim = check_input(X, dim)
+    n_iter = check_n_iter(n_iter)
     alpha = _prepare_param(alpha, X, dim, "alpha", 0.0, "> 0", check_values=training)
-    Xc = X.to(_compute_dtype(X))
+    Xc = X.to(compute_dtype(X.dtype))
     if isinstance(alpha, float) and alpha == 1.0:
         P = K.softmax_or_zero(Xc, dim, check=training and not K.wrapped(X))
     elif training:
@@ -298,10 +394,10 @@ def entmax_bisect(X, alpha=1.5, dim=-1, n_iter=50, ensure_sum_one=True, training
 
 def _entmax_bisect_iterations(X, alpha=1.5, dim=-1, n_iter=50):
     """Number of solver evaluations the training path makes on ``X`` (for tests and benchmarks)."""
-    dim = _check_X(X, dim)
+    dim = check_input(X, dim)
     alpha = _prepare_param(alpha, X, dim, "alpha", 0.0, "> 0", check_values=True)
     with torch.no_grad():
-        return K.entmax_forward(X.to(_compute_dtype(X)), alpha, dim, _check_n_iter(n_iter), True, True)[1]
+        return K.entmax_forward(X.to(compute_dtype(X.dtype)), alpha, dim, check_n_iter(n_iter), True, True)[1]
 
 
 def sparsemax_bisect(X, dim=-1, n_iter=50, ensure_sum_one=True, training=True):
@@ -348,9 +444,9 @@ def sparsemax_bisect(X, dim=-1, n_iter=50, ensure_sum_one=True, training=True):
     Blondel, M., Martins, A. F. T. & Niculae, V. (2020). Learning with
     Fenchel-Young losses. JMLR 21.
     """
-    dim = _check_X(X, dim)
-    n_iter = _check_n_iter(n_iter)
-    Xc = X.to(_compute_dtype(X))
+    dim = check_input(X, dim)
+    n_iter = check_n_iter(n_iter)
+    Xc = X.to(compute_dtype(X.dtype))
     if training:
         P = _apply_eagerly(SparsemaxBisectFunction, Xc, dim, n_iter, bool(ensure_sum_one))
     else:
@@ -361,13 +457,22 @@ def sparsemax_bisect(X, dim=-1, n_iter=50, ensure_sum_one=True, training=True):
 # ---------------------------------------------------------------- normmax
 
 
-class NormmaxBisectFunction(torch.autograd.Function):
+class NormmaxBisectFunction(_AlphaFunction):
     """Autograd function for alpha-normmax, differentiable in ``X`` and ``alpha``; see :func:`normmax_bisect`.
 
-    ``alpha`` is a Python float or a tensor aligned with ``X``. The Jacobians
-    are closed form in the output (see
-    :func:`sparsetab.entmax._root_kernels.normmax_backward`); the backward pass
-    is itself differentiable.
+    Use :func:`normmax_bisect` rather than calling ``apply(X, alpha, dim,
+    n_iter)`` directly; ``alpha`` is a Python float or a tensor aligned with
+    ``X``. The Jacobians are closed form in the output (see
+    :func:`sparsetab.entmax._root_kernels.normmax_backward`); the backward
+    pass is itself differentiable.
+
+    Parameters
+    ----------
+    *args
+        Ignored: an autograd function is used through ``apply``, never
+        instantiated (torch warns when it is).
+    **kwargs
+        Ignored, as ``*args``.
 
     References
     ----------
@@ -376,40 +481,35 @@ class NormmaxBisectFunction(torch.autograd.Function):
     """
 
     generate_vmap_rule = True
+    _vjp = staticmethod(K.normmax_backward)
 
     @staticmethod
     def forward(X, alpha, dim=-1, n_iter=50):
-        """Return alpha-normmax of ``X`` along ``dim``; shape and dtype of ``X``."""
+        """Solve alpha-normmax of ``X`` along ``dim``, stopping once every row has converged.
+
+        Parameters
+        ----------
+        X : torch.Tensor
+            Scores of any shape with at least one dimension, float32 or
+            float64 (not checked here).
+        alpha : float or torch.Tensor
+            ``alpha > 1``; a tensor is aligned with ``X`` with size 1 along
+            ``dim``.
+        dim : int, default -1
+            Dimension along which the output sums to one.
+        n_iter : int, default 50
+            Maximum number of solver evaluations.
+
+        Returns
+        -------
+        torch.Tensor
+            The alpha-normmax of ``X``, shape and dtype of ``X``.
+        """
         return K.normmax_forward(X, alpha, dim, n_iter, early_exit=not K.wrapped(X))[0]
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        """Save the output and ``alpha``."""
-        _, alpha, dim, _ = inputs
-        ctx.dim = dim
-        if isinstance(alpha, torch.Tensor):
-            ctx.alpha = None
-            ctx.save_for_backward(output, alpha)
-        else:
-            ctx.alpha = alpha
-            ctx.save_for_backward(output)
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        """Return ``(grad_X, grad_alpha, None, None)``."""
-        if ctx.alpha is None:
-            Y, alpha = ctx.saved_tensors
-            need_alpha = ctx.needs_input_grad[1]
-        else:
-            (Y,), alpha, need_alpha = ctx.saved_tensors, ctx.alpha, False
-        dX, d_alpha = K.normmax_backward(Y, alpha, grad_output, ctx.dim, need_alpha)
-        if d_alpha is not None:
-            d_alpha = d_alpha.sum_to_size(alpha.shape)
-        return dX, d_alpha, None, None
 
 
 def normmax_bisect(X, alpha=2, dim=-1, n_iter=50, ensure_sum_one=True, training=True):
-    """alpha-normmax by root finding, differentiable in ``X`` and ``alpha``.
+    """Alpha-normmax by root finding, differentiable in ``X`` and ``alpha``.
 
     Solves, for every slice ``x`` along ``dim``,
 
@@ -465,10 +565,10 @@ def normmax_bisect(X, alpha=2, dim=-1, n_iter=50, ensure_sum_one=True, training=
     Fenchel-Young losses. JMLR 21.
     """
     del ensure_sum_one  # see the docstring: normmax is normalised by construction
-    dim = _check_X(X, dim)
-    n_iter = _check_n_iter(n_iter)
+    dim = check_input(X, dim)
+    n_iter = check_n_iter(n_iter)
     alpha = _prepare_param(alpha, X, dim, "alpha", 1.0, "> 1", check_values=training)
-    Xc = X.to(_compute_dtype(X))
+    Xc = X.to(compute_dtype(X.dtype))
     if training:
         P = _apply_eagerly(NormmaxBisectFunction, Xc, alpha, dim, n_iter)
     else:
@@ -482,8 +582,18 @@ def normmax_bisect(X, alpha=2, dim=-1, n_iter=50, ensure_sum_one=True, training=
 class BudgetBisectFunction(torch.autograd.Function):
     """Autograd function for budget-sparsemax, differentiable in ``X`` and ``budget``; see :func:`budget_bisect`.
 
-    With ``s`` the indicator of the active entries (``0 < p < 1``), the
-    Jacobian in ``X`` is ``diag(s) - s s^T / |A|`` and ``dp/dbudget = s / |A|``.
+    Use :func:`budget_bisect` rather than calling ``apply(X, budget, dim,
+    n_iter, ensure_sum_one)`` directly. With ``s`` the indicator of the
+    active entries (``0 < p < 1``), the Jacobian in ``X`` is
+    ``diag(s) - s s^T / |A|`` and ``dp/dbudget = s / |A|``.
+
+    Parameters
+    ----------
+    *args
+        Ignored: an autograd function is used through ``apply``, never
+        instantiated (torch warns when it is).
+    **kwargs
+        Ignored, as ``*args``.
 
     References
     ----------
@@ -495,12 +605,44 @@ class BudgetBisectFunction(torch.autograd.Function):
 
     @staticmethod
     def forward(X, budget, dim=-1, n_iter=50, ensure_sum_one=True):
-        """Return budget-sparsemax of ``X`` along ``dim``; shape and dtype of ``X``."""
+        """Solve budget-sparsemax of ``X`` along ``dim``, stopping once every row has converged.
+
+        Parameters
+        ----------
+        X : torch.Tensor
+            Scores of any shape with at least one dimension, float32 or
+            float64 (not checked here).
+        budget : float or torch.Tensor
+            The sum of each output slice, ``0 < budget <= X.size(dim)``; a
+            tensor is aligned with ``X`` with size 1 along ``dim``.
+        dim : int, default -1
+            Dimension along which the output sums to ``budget``.
+        n_iter : int, default 50
+            Maximum number of solver evaluations.
+        ensure_sum_one : bool, default True
+            Finish with the exact threshold of the final active set.
+
+        Returns
+        -------
+        torch.Tensor
+            Budget-sparsemax of ``X``, shape and dtype of ``X``, entries in
+            ``[0, 1]``.
+        """
         return K.budget_forward(X, budget, dim, n_iter, ensure_sum_one, early_exit=not K.wrapped(X))[0]
 
     @staticmethod
     def setup_context(ctx, inputs, output):
-        """Save the output (it determines the active set) and the budget's shape."""
+        """Save the output (it determines the active set) and the budget's shape.
+
+        Parameters
+        ----------
+        ctx : torch.autograd.function.FunctionCtx
+            The context the backward pass receives.
+        inputs : tuple
+            The arguments of ``apply``: ``(X, budget, dim, n_iter, ensure_sum_one)``.
+        output : torch.Tensor
+            The forward's result, shape and dtype of ``X``.
+        """
         _, budget, dim, _, _ = inputs
         ctx.dim = dim
         ctx.budget_shape = budget.shape if isinstance(budget, torch.Tensor) else None
@@ -508,7 +650,23 @@ class BudgetBisectFunction(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad_output):
-        """Return ``(grad_X, grad_budget, None, None, None)``."""
+        """Vector-Jacobian products in ``X`` and ``budget``.
+
+        Parameters
+        ----------
+        ctx : torch.autograd.function.FunctionCtx
+            The context filled by :meth:`setup_context`.
+        grad_output : torch.Tensor
+            Gradient with respect to the output, shape of ``X``.
+
+        Returns
+        -------
+        tuple
+            ``(grad_X, grad_budget, None, None, None)``: ``grad_X`` has the
+            shape of ``X``, ``grad_budget`` that of the ``budget`` tensor
+            passed to ``apply`` (``None`` for a Python budget or when not
+            needed).
+        """
         (Y,) = ctx.saved_tensors
         need_budget = ctx.budget_shape is not None and ctx.needs_input_grad[1]
         dX, d_budget = K.budget_backward(Y, grad_output, ctx.dim, need_budget)
@@ -578,8 +736,8 @@ def budget_bisect(X, budget=2, dim=-1, n_iter=50, ensure_sum_one=True, training=
     Peters, B., Niculae, V. & Martins, A. F. T. (2019). Sparse
     sequence-to-sequence models. ACL.
     """
-    dim = _check_X(X, dim)
-    n_iter = _check_n_iter(n_iter)
+    dim = check_input(X, dim)
+    n_iter = check_n_iter(n_iter)
     d = X.size(dim)
     budget = _prepare_param(budget, X, dim, "budget", 0.0, "> 0", check_values=training)
     over = (
@@ -587,7 +745,7 @@ def budget_bisect(X, budget=2, dim=-1, n_iter=50, ensure_sum_one=True, training=
     )
     if over:
         raise ValueError(f"budget must be at most X.size(dim) = {d}")
-    Xc = X.to(_compute_dtype(X))
+    Xc = X.to(compute_dtype(X.dtype))
     if training:
         P = _apply_eagerly(BudgetBisectFunction, Xc, budget, dim, n_iter, bool(ensure_sum_one))
     else:
@@ -614,7 +772,7 @@ class _RootFindingModule(nn.Module):
         if self._param is not None:
             self._store(value, *self._param)
         self.dim = dim
-        self.n_iter = _check_n_iter(n_iter)
+        self.n_iter = check_n_iter(n_iter)
         self.ensure_sum_one = ensure_sum_one
 
     def _store(self, value, name, lower, what):

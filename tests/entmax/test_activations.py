@@ -9,9 +9,9 @@ from torch.autograd import gradcheck, gradgradcheck
 from torch.testing import assert_close
 
 from sparsetab.entmax import Entmax15, Sparsemax, entmax15, sparsemax
-from sparsetab.entmax.activations import (
-    _entmax_threshold_and_support,
-    _sparsemax_threshold_and_support,
+from sparsetab.entmax._threshold_kernels import (
+    entmax_threshold_and_support,
+    sparsemax_threshold_and_support,
 )
 
 # ---------------------------------------------------------------- hand-worked values
@@ -46,13 +46,13 @@ def test_entmax15_one_hot_when_gap_is_large():
 
 def test_kernels_return_threshold_and_support_with_kept_dim():
     X = torch.tensor([[0.5, 1.0], [0.2, 0.5], [-0.1, -1.0]], dtype=torch.float64)
-    tau, support = _sparsemax_threshold_and_support(X, dim=0)
+    tau, support = sparsemax_threshold_and_support(X, dim=0)
     assert tau.shape == support.shape == (1, 2)
     assert not support.is_floating_point()
     assert support.tolist() == [[3, 2]]
     assert_close(tau, torch.tensor([[-2 / 15, 0.25]], dtype=torch.float64))
 
-    tau, support = _entmax_threshold_and_support(torch.tensor([[1.0, 0.5, 0.0]]), dim=-1, k=1)
+    tau, support = entmax_threshold_and_support(torch.tensor([[1.0, 0.5, 0.0]]), dim=-1, k=1)
     assert support.tolist() == [[2]]
     assert_close(tau, torch.tensor([[1 - (1 + math.sqrt(7)) / 4]]))
 
@@ -169,7 +169,7 @@ def test_rounding_at_a_tied_threshold_does_not_depend_on_k():
     # zeros while j = 4 does not; the support must still be the leading run.
     X = torch.tensor([[1.0, 0.0, 0.0, 0.0]])
     for k in (None, 1, 2, 3, 4):
-        tau, support = _entmax_threshold_and_support(X, k=k)
+        tau, support = entmax_threshold_and_support(X, k=k)
         assert support.item() == 2 and tau.item() == 0.0
     assert torch.equal(entmax15(X * 2, k=3), torch.tensor([[1.0, 0.0, 0.0, 0.0]]))
 
@@ -178,7 +178,7 @@ def test_rounding_at_a_tied_threshold_does_not_depend_on_k():
 @given(matrices, st.sampled_from([torch.float32, torch.float64]))
 def test_result_identical_for_every_k(X, dtype):
     X = X.to(dtype)
-    for f, kernel in ((sparsemax, _sparsemax_threshold_and_support), (entmax15, _entmax_threshold_and_support)):
+    for f, kernel in ((sparsemax, sparsemax_threshold_and_support), (entmax15, entmax_threshold_and_support)):
         full, (tau, support) = f(X), kernel(X)
         for k in (1, 2, 3, 5, 100):
             assert torch.equal(f(X, k=k), full)
@@ -241,12 +241,12 @@ def test_sort_free_matches_sort_based_closed_form(dtype, d):
 def test_sort_based_fallback_gives_the_same_result_for_every_k(f, monkeypatch):
     # Rows the iteration has not settled within _MAX_ITER passes are finished
     # by the sort-based solver; force that path for every row.
-    import sparsetab.entmax.activations as activations
+    import sparsetab.entmax._threshold_kernels as kernels
 
     X = torch.randn(5, 40, dtype=torch.float64, generator=torch.Generator().manual_seed(7))
     X[1] = -math.inf
     expected = f(X)
-    monkeypatch.setattr(activations, "_MAX_ITER", 1)
+    monkeypatch.setattr(kernels, "_MAX_ITER", 1)
     for k in (None, 1, 3, 100):
         assert_close(f(X, k=k), expected, atol=1e-12, rtol=0)
     assert torch.equal(f(X, k=1), f(X, k=3))
@@ -290,7 +290,7 @@ def test_negative_dim_other_than_last_with_k(f):
     assert_close(f(X, dim=-2, k=2).sum(-2), torch.ones(3, 4))
     # The sort-based helpers take the same dim and k: the top-2 prefix is too
     # short for most slices here, so the doubling fallback runs along dim -2 too.
-    kernel = _sparsemax_threshold_and_support if f is sparsemax else _entmax_threshold_and_support
+    kernel = sparsemax_threshold_and_support if f is sparsemax else entmax_threshold_and_support
     Z = X if f is sparsemax else X / 2
     tau, support = kernel(Z, dim=-2, k=2)
     assert tau.shape == support.shape == (3, 1, 4)

@@ -1,0 +1,297 @@
+"""What the four displays of :mod:`sparsetab.inspection` share.
+
+Getting the sparsetab model out of what the user passed, naming its columns, explaining rows,
+checking arguments, and making or checking the Axes to draw on. The names carry no leading
+underscore because the display modules import them; the module keeps one because none of this
+is public API.
+"""
+
+import numbers
+
+import numpy as np
+from sklearn.pipeline import Pipeline
+from sklearn.utils._optional_dependencies import check_matplotlib_support
+from sklearn.utils.validation import check_is_fitted
+
+from .._base import BaseSparseTabNet
+
+
+def pyplot(caller_name):
+    """``matplotlib.pyplot``, imported on the first figure made rather than at import.
+
+    Parameters
+    ----------
+    caller_name : str
+        The method that needs pyplot, named in the ImportError.
+
+    Returns
+    -------
+    module
+        ``matplotlib.pyplot``.
+
+    Raises
+    ------
+    ImportError
+        If matplotlib is not installed.
+    """
+    check_matplotlib_support(caller_name)
+    # Lazy: importing sparsetab must not pay for (or configure a backend of) matplotlib.
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def unwrap_estimator(estimator):
+    """The fitted sparsetab model, and the Pipeline steps in front of it or None.
+
+    Parameters
+    ----------
+    estimator : object
+        A sparsetab estimator, or a Pipeline whose last step is one.
+
+    Returns
+    -------
+    model : BaseSparseTabNet
+        The fitted model.
+    preprocessing : sklearn.pipeline.Pipeline or None
+        The steps before ``model`` in a Pipeline of two or more steps, else None.
+
+    Raises
+    ------
+    TypeError
+        If ``estimator`` is neither a sparsetab estimator nor a Pipeline ending in one.
+    sklearn.exceptions.NotFittedError
+        If the model is not fitted.
+    """
+    if isinstance(estimator, Pipeline):
+        model = estimator.steps[-1][1]
+        got = f"a Pipeline ending in {type(model).__name__}"
+    else:
+        model = estimator
+        got = type(estimator).__name__
+    if not isinstance(model, BaseSparseTabNet):
+        raise TypeError(
+            "estimator must be a SparseTabNetClassifier, a SparseTabNetRegressor or a Pipeline whose last step is "
+            f"one; got {got}."
+        )
+    check_is_fitted(model)
+    if not isinstance(estimator, Pipeline) or len(estimator.steps) == 1:
+        return model, None
+    return model, estimator[:-1]
+
+
+def feature_names(model, preprocessing):
+    """The model's input column names, from the preprocessing steps when they give them.
+
+    Parameters
+    ----------
+    model : BaseSparseTabNet
+        A fitted sparsetab model.
+    preprocessing : sklearn.pipeline.Pipeline or None
+        The steps in front of ``model``.
+
+    Returns
+    -------
+    numpy.ndarray of str of shape (n_features_in_,), dtype object
+        The preprocessing's ``get_feature_names_out()`` when it has one entry per model input,
+        else the model's own names (``feature_names_in_`` or ``x0, x1, ...``).
+    """
+    names = model._feature_names()
+    if preprocessing is not None and hasattr(preprocessing, "get_feature_names_out"):
+        try:
+            out = np.asarray(preprocessing.get_feature_names_out(), dtype=object)
+        except (AttributeError, TypeError, ValueError):  # a Pipeline forwards to steps that may lack it
+            out = None
+        if out is not None and out.shape == names.shape:
+            names = out
+    return np.asarray([str(name) for name in names], dtype=object)
+
+
+def n_rows(X):
+    """Number of rows of ``X``.
+
+    Parameters
+    ----------
+    X : pandas.DataFrame, numpy.ndarray or sequence of rows
+        The rows.
+
+    Returns
+    -------
+    int
+        ``X.shape[0]``, or ``len(X)`` for a sequence without a shape.
+    """
+    if hasattr(X, "shape") and len(X.shape) >= 1:
+        return int(X.shape[0])
+    return len(X)
+
+
+def take_rows(X, positions):
+    """The rows of ``X`` at integer ``positions``, keeping a DataFrame a DataFrame.
+
+    Parameters
+    ----------
+    X : pandas.DataFrame, numpy.ndarray or sequence of rows
+        The rows.
+    positions : array-like of int of shape (n_taken,)
+        Positions of the rows to take.
+
+    Returns
+    -------
+    pandas.DataFrame or numpy.ndarray of shape (n_taken, n_features)
+        The rows, a DataFrame for a DataFrame ``X`` (so the model sees its column names).
+    """
+    if hasattr(X, "iloc"):
+        return X.iloc[positions]
+    return np.asarray(X)[positions]
+
+
+def explain(model, preprocessing, X):
+    """``model.explain`` on ``X`` after the preprocessing steps.
+
+    Parameters
+    ----------
+    model : BaseSparseTabNet
+        A fitted sparsetab model.
+    preprocessing : sklearn.pipeline.Pipeline or None
+        The steps in front of ``model``.
+    X : pandas.DataFrame or array-like of shape (n_samples, n_features)
+        Rows as the pipeline (or the model) takes them.
+
+    Returns
+    -------
+    sklearn.utils.Bunch
+        ``model.explain``'s answer: ``step_masks`` of shape (n_samples, n_steps,
+        n_features_in_), ``importances`` of shape (n_samples, n_features_in_),
+        ``step_importance`` of shape (n_samples, n_steps), ``feature_names``.
+    """
+    if preprocessing is not None:
+        X = preprocessing.transform(X)
+    return model.explain(X)
+
+
+def mode_label(model, step=None):
+    """The model's attention map in words: ``"sparsemax"``, or ``"adaptive, alpha=1.42"``.
+
+    Parameters
+    ----------
+    model : BaseSparseTabNet
+        A fitted sparsetab model.
+    step : int or None, default=None
+        Zero-based decision step whose learned alpha to name (``entmax_mode="adaptive"``);
+        None names the mode alone.
+
+    Returns
+    -------
+    str
+        The label.
+    """
+    if model.entmax_mode == "adaptive" and step is not None:
+        return f"adaptive, alpha={float(model.entmax_alphas_[step]):.2f}"
+    if model.entmax_mode == "constant":
+        return f"constant, alpha={float(model.entmax_alpha):g}"
+    return str(model.entmax_mode)
+
+
+def is_int(value):
+    """Whether ``value`` is an integer that is not a bool.
+
+    Parameters
+    ----------
+    value : object
+        The value.
+
+    Returns
+    -------
+    bool
+        True for Python and numpy integers, False for ``True``/``False`` (ints to Python, but
+        never meant as a count or position) and everything else.
+    """
+    return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
+
+
+def check_positive_int(value, argument):
+    """``value`` as an int >= 1, or None.
+
+    Parameters
+    ----------
+    value : int or None
+        The value to check.
+    argument : str
+        The argument's name, for the error message.
+
+    Returns
+    -------
+    int or None
+        ``value`` as a Python int, or None.
+
+    Raises
+    ------
+    ValueError
+        If ``value`` is neither None nor an int >= 1.
+    """
+    if value is None:
+        return None
+    if not is_int(value) or value < 1:
+        raise ValueError(f"{argument} must be None or an int >= 1, got {value!r}.")
+    return int(value)
+
+
+def panel_axes(ax, n_panels, caller_name, **subplots_kwargs):
+    """Figure and flat array of ``n_panels`` Axes: those of ``ax``, or a new row of panels.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes, array-like of Axes of shape (n_panels,) or None
+        The Axes to draw on; None makes a new figure.
+    n_panels : int
+        Number of Axes the display draws.
+    caller_name : str
+        The method drawing, named if matplotlib is missing.
+    **subplots_kwargs : dict
+        Passed to ``pyplot.subplots`` for a new figure (``figsize``, ``sharey`` ...).
+
+    Returns
+    -------
+    figure : matplotlib.figure.Figure
+        The figure of the first Axes.
+    axes : numpy.ndarray of matplotlib.axes.Axes of shape (n_panels,)
+        The Axes, in panel order.
+
+    Raises
+    ------
+    ValueError
+        If ``ax`` does not hold ``n_panels`` Axes.
+    """
+    if ax is None:
+        figure, axes = pyplot(caller_name).subplots(
+            1, n_panels, squeeze=False, layout="constrained", **subplots_kwargs
+        )
+        return figure, axes.ravel()
+    axes = np.ravel(np.asarray(ax, dtype=object))
+    if axes.size != n_panels:
+        raise ValueError(f"ax must hold {n_panels} Axes for this display (one per panel), got {axes.size}.")
+    return axes[0].figure, axes
+
+
+def single_axes(ax, caller_name, figsize):
+    """Figure and Axes to draw one panel on: ``ax``, or a new figure.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes or None
+        The Axes to draw on; None makes a new figure.
+    caller_name : str
+        The method drawing, named if matplotlib is missing.
+    figsize : tuple of float of shape (2,)
+        Width and height in inches of a new figure.
+
+    Returns
+    -------
+    figure : matplotlib.figure.Figure
+        The figure of ``ax``, or the new one.
+    ax : matplotlib.axes.Axes
+        The Axes.
+    """
+    if ax is None:
+        return pyplot(caller_name).subplots(figsize=figsize, layout="constrained")
+    return ax.figure, ax

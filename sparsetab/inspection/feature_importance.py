@@ -1,0 +1,152 @@
+"""Horizontal bars of the feature importances, most important on top."""
+
+import numpy as np
+
+from ._common import check_positive_int, explain, feature_names, single_axes, unwrap_estimator
+
+__all__ = ["FeatureImportanceDisplay"]
+
+
+class FeatureImportanceDisplay:
+    """Horizontal bar chart of feature importances, most important on top.
+
+    Parameters
+    ----------
+    importances : numpy.ndarray of float of shape (n_features,)
+        Importance of each feature (``feature_importances_``, or the mean of
+        ``explain(X).importances``).
+    feature_names : array-like of str of shape (n_features,)
+        Bar labels.
+    std : numpy.ndarray of float of shape (n_features,) or None, default=None
+        Standard deviation of each importance across samples, drawn as error bars (the lower
+        bar clipped at zero, since importances are not negative); None draws none.
+    title : str, default="feature importance"
+        Axes title.
+
+    Attributes
+    ----------
+    figure_ : matplotlib.figure.Figure
+        The figure.
+    ax_ : matplotlib.axes.Axes
+        The Axes with the bars.
+    bars_ : matplotlib.container.BarContainer
+        The bars, most important first (top to bottom); ``bars_.errorbar`` holds the error
+        bars when ``std`` is given.
+    order_ : numpy.ndarray of int of shape (n_drawn,)
+        Position in ``importances`` of each drawn bar, most important first.
+
+    See Also
+    --------
+    FeatureMaskDisplay : The masks behind the importances, per sample and step.
+
+    Examples
+    --------
+    >>> from sparsetab.inspection import FeatureImportanceDisplay
+    >>> display = FeatureImportanceDisplay.from_estimator(model, top_k=10)  # doctest: +SKIP
+    """
+
+    def __init__(self, importances, feature_names, *, std=None, title="feature importance"):
+        self.importances = importances
+        self.feature_names = feature_names
+        self.std = std
+        self.title = title
+
+    def plot(self, ax=None, *, top_k=None, color="C0"):
+        """Draw the bars.
+
+        Parameters
+        ----------
+        ax : matplotlib.axes.Axes, default=None
+            Where to draw; None makes a new figure.
+        top_k : int or None, default=None
+            Draw only the ``top_k`` most important features (all of them when there are fewer);
+            None draws every feature.
+        color : color, default="C0"
+            Bar colour.
+
+        Returns
+        -------
+        FeatureImportanceDisplay
+            ``self``, with the artists stored as attributes.
+
+        Raises
+        ------
+        ValueError
+            If ``top_k`` is not None or an int >= 1, or ``importances`` is not 1-D.
+        """
+        top_k = check_positive_int(top_k, "top_k")
+        importances = np.asarray(self.importances, dtype=np.float64)
+        if importances.ndim != 1:
+            raise ValueError(f"importances must be 1-D, got shape {importances.shape}.")
+        order = np.argsort(-importances, kind="stable")[:top_k]
+        names = [str(self.feature_names[i]) for i in order]
+        figure, ax = single_axes(ax, "FeatureImportanceDisplay.plot", figsize=(6.0, 0.3 * len(order) + 1.5))
+        xerr = None
+        if self.std is not None:  # importances are >= 0: the lower bar stops at zero
+            std = np.asarray(self.std, dtype=np.float64)[order]
+            xerr = np.vstack([np.minimum(std, np.clip(importances[order], 0.0, None)), std])
+        positions = np.arange(len(order))
+        self.bars_ = ax.barh(
+            positions, importances[order], xerr=xerr, color=color, capsize=3 if xerr is not None else 0
+        )
+        ax.set_yticks(positions, labels=names)
+        ax.invert_yaxis()  # barh draws the first bar at the bottom; the most important belongs on top
+        ax.set_xlabel("importance")
+        ax.set_title(self.title)
+        self.figure_, self.ax_, self.order_ = figure, ax, order
+        return self
+
+    @classmethod
+    def from_estimator(cls, estimator, X=None, *, top_k=None, error_bars=False, ax=None, color="C0"):
+        """Compute feature importances and draw them.
+
+        Parameters
+        ----------
+        estimator : SparseTabNetClassifier, SparseTabNetRegressor or Pipeline
+            A fitted sparsetab estimator, or a fitted Pipeline whose last step is one.
+        X : pandas.DataFrame, array-like of shape (n_samples, n_features) or None, default=None
+            None draws ``feature_importances_`` (the mean over the training rows); otherwise
+            the mean of ``explain(X).importances`` over the rows of ``X`` (through the
+            pipeline's earlier steps).
+        top_k : int or None, default=None
+            Passed to :meth:`plot`.
+        error_bars : bool, default=False
+            Draw the standard deviation of the importances across the rows of ``X`` (the
+            lower bar clipped at zero).
+        ax : matplotlib.axes.Axes, default=None
+            Passed to :meth:`plot`.
+        color : color, default="C0"
+            Passed to :meth:`plot`.
+
+        Returns
+        -------
+        FeatureImportanceDisplay
+            The drawn display.
+
+        Raises
+        ------
+        TypeError
+            If ``estimator`` is not a sparsetab estimator or a Pipeline ending in one.
+        sklearn.exceptions.NotFittedError
+            If the estimator is not fitted.
+        ValueError
+            If ``error_bars`` is True without ``X``, ``top_k`` is not None or an int >= 1; and
+            as ``estimator.explain``.
+        """
+        model, preprocessing = unwrap_estimator(estimator)
+        # Checked before explain(X), which can take long, rather than only in plot.
+        check_positive_int(top_k, "top_k")
+        names = feature_names(model, preprocessing)
+        if X is None:
+            if error_bars:
+                raise ValueError(
+                    "error_bars=True needs X: feature_importances_ holds no per-row spread; pass the rows to explain."
+                )
+            display = cls(np.asarray(model.feature_importances_), names, title="feature importance (training rows)")
+        else:
+            importances = explain(model, preprocessing, X).importances.astype(np.float64)
+            std = importances.std(axis=0) if error_bars else None
+            display = cls(
+                importances.mean(axis=0), names, std=std, title=f"feature importance ({importances.shape[0]} rows)"
+            )
+        return display.plot(ax=ax, top_k=top_k, color=color)

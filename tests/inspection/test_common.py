@@ -1,0 +1,254 @@
+"""The helpers all four displays share, and what every display does alike through them."""
+
+import subprocess
+import sys
+from types import SimpleNamespace
+
+import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import pytest
+from numpy.testing import assert_allclose, assert_array_equal
+from sklearn.exceptions import NotFittedError
+from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import Pipeline, make_pipeline
+from sklearn.preprocessing import FunctionTransformer, StandardScaler
+
+import sparsetab
+from sparsetab import SparseTabNetClassifier, SparseTabNetRegressor, inspection
+from sparsetab.inspection import (
+    FeatureImportanceDisplay,
+    FeatureMaskDisplay,
+    SampleExplanationDisplay,
+    TrainingHistoryDisplay,
+)
+from sparsetab.inspection._common import (
+    check_positive_int,
+    explain,
+    feature_names,
+    is_int,
+    mode_label,
+    n_rows,
+    panel_axes,
+    pyplot,
+    single_axes,
+    take_rows,
+    unwrap_estimator,
+)
+
+pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+
+
+def _unfitted_pipeline():
+    return make_pipeline(StandardScaler(), SparseTabNetRegressor())
+
+
+# --------------------------------------------------------------------------- the estimator
+
+
+def test_unwrap_a_bare_model(model):
+    assert unwrap_estimator(model) == (model, None)
+
+
+def test_unwrap_a_pipeline_returns_the_steps_in_front(pipeline_case):
+    model, preprocessing = unwrap_estimator(pipeline_case.pipeline)
+    assert model is pipeline_case.model
+    assert isinstance(preprocessing, Pipeline)
+    assert [name for name, _ in preprocessing.steps] == [name for name, _ in pipeline_case.pipeline.steps[:-1]]
+    assert_allclose(preprocessing.transform(pipeline_case.X), pipeline_case.transformed)
+
+
+def test_unwrap_a_single_step_pipeline(model):
+    pipeline = Pipeline([("model", model)])
+    assert unwrap_estimator(pipeline) == (model, None)
+
+
+@pytest.mark.parametrize(
+    "estimator, got",
+    [
+        (LogisticRegression(), "got LogisticRegression."),
+        (make_pipeline(StandardScaler(), LogisticRegression()), "got a Pipeline ending in LogisticRegression."),
+    ],
+)
+def test_unwrap_rejects_other_estimators(estimator, got):
+    with pytest.raises(TypeError, match="^estimator must be a SparseTabNetClassifier") as error:
+        unwrap_estimator(estimator)
+    assert str(error.value).endswith(got)
+
+
+@pytest.mark.parametrize("make_estimator", [SparseTabNetClassifier, _unfitted_pipeline])
+def test_unwrap_rejects_unfitted_models(make_estimator):
+    with pytest.raises(NotFittedError):
+        unwrap_estimator(make_estimator())
+
+
+# --------------------------------------------------------------------------- names, rows, explanations
+
+
+def test_feature_names_of_a_bare_model(model):
+    names = feature_names(model, None)
+    assert names.dtype == object
+    assert_array_equal(names, ["age", "colour", "height", "weight"])
+
+
+def test_feature_names_from_the_preprocessing(pipeline_case):
+    model, preprocessing = unwrap_estimator(pipeline_case.pipeline)
+    assert list(feature_names(model, preprocessing)) == pipeline_case.names
+
+
+def test_feature_names_fall_back_to_the_models(model, data):
+    X, _ = data
+    # Without feature_names_out, the Pipeline's get_feature_names_out raises AttributeError.
+    silent = make_pipeline(FunctionTransformer()).fit(X)
+    assert list(feature_names(model, silent)) == ["age", "colour", "height", "weight"]
+    # One name too few for the model's inputs: not the model's columns.
+    renaming = make_pipeline(FunctionTransformer(feature_names_out=lambda _, names: names[:-1])).fit(X)
+    assert list(feature_names(model, renaming)) == ["age", "colour", "height", "weight"]
+
+
+def test_n_rows_and_take_rows(data):
+    X, _ = data
+    assert n_rows(X) == n_rows(X.to_numpy()) == n_rows(X.to_numpy().tolist()) == 160
+    taken = take_rows(X, [3, 1])
+    assert isinstance(taken, pd.DataFrame)
+    assert list(taken.index) == [3, 1]
+    assert_array_equal(take_rows(X[["age"]].to_numpy().tolist(), [2]), X[["age"]].to_numpy()[[2]])
+
+
+def test_explain_goes_through_the_preprocessing(pipeline_case):
+    model, preprocessing = unwrap_estimator(pipeline_case.pipeline)
+    explanation = explain(model, preprocessing, pipeline_case.X.iloc[:5])
+    assert_allclose(explanation.importances, model.explain(pipeline_case.transformed[:5]).importances)
+
+
+def test_mode_label():
+    assert mode_label(SimpleNamespace(entmax_mode="sparsemax")) == "sparsemax"
+    assert mode_label(SimpleNamespace(entmax_mode="sparsemax"), step=1) == "sparsemax"
+    constant = SimpleNamespace(entmax_mode="constant", entmax_alpha=1.3)
+    assert mode_label(constant) == mode_label(constant, step=0) == "constant, alpha=1.3"
+    adaptive = SimpleNamespace(entmax_mode="adaptive", entmax_alphas_=np.array([1.5, 1.234]))
+    assert mode_label(adaptive) == "adaptive"
+    assert mode_label(adaptive, step=1) == "adaptive, alpha=1.23"
+
+
+# --------------------------------------------------------------------------- argument checks
+
+
+@pytest.mark.parametrize(
+    "value, expected",
+    [(3, True), (np.int64(0), True), (-1, True), (True, False), (np.True_, False), (1.0, False), ("1", False)],
+)
+def test_is_int(value, expected):
+    assert is_int(value) is expected
+
+
+def test_check_positive_int():
+    assert check_positive_int(None, "top_k") is None
+    assert check_positive_int(np.int32(4), "top_k") == 4
+    assert type(check_positive_int(np.int32(4), "top_k")) is int
+    for value in [0, -2, 1.0, True, "3"]:
+        with pytest.raises(ValueError, match=r"^top_k must be None or an int >= 1, got "):
+            check_positive_int(value, "top_k")
+
+
+# --------------------------------------------------------------------------- axes
+
+
+def test_pyplot_is_matplotlibs():
+    assert pyplot("test") is plt
+
+
+def test_panel_axes_makes_a_row_of_panels():
+    figure, axes = panel_axes(None, 3, "test", figsize=(6.0, 2.0), sharey=True)
+    assert axes.shape == (3,)
+    assert list(figure.axes) == list(axes)
+    assert_allclose(figure.get_size_inches(), [6.0, 2.0])
+    assert axes[1].get_shared_y_axes().joined(axes[0], axes[1])
+
+
+def test_panel_axes_takes_given_axes_in_any_shape():
+    figure, axes = plt.subplots(2, 2)
+    got_figure, got_axes = panel_axes(axes, 4, "test")
+    assert got_figure is figure
+    assert list(got_axes) == list(axes.ravel())
+    single_figure, single = plt.subplots()
+    assert panel_axes(single, 1, "test")[0] is single_figure
+    with pytest.raises(ValueError, match=r"^ax must hold 3 Axes for this display \(one per panel\), got 4\."):
+        panel_axes(axes, 3, "test")
+
+
+def test_single_axes():
+    figure, ax = single_axes(None, "test", figsize=(5.0, 4.0))
+    assert figure.axes == [ax]
+    assert_allclose(figure.get_size_inches(), [5.0, 4.0])
+    other_figure, other_ax = plt.subplots()
+    assert single_axes(other_ax, "test", figsize=(1.0, 1.0)) == (other_figure, other_ax)
+    assert_allclose(other_figure.get_size_inches(), plt.rcParams["figure.figsize"])
+
+
+# --------------------------------------------------------------------------- every display
+
+
+def _draw_all(estimator, X):
+    return [
+        FeatureMaskDisplay.from_estimator(estimator, X, max_samples=5),
+        FeatureImportanceDisplay.from_estimator(estimator, X),
+        FeatureImportanceDisplay.from_estimator(estimator),
+        TrainingHistoryDisplay.from_estimator(estimator),
+        SampleExplanationDisplay.from_estimator(estimator, X, 0),
+    ]
+
+
+@pytest.mark.parametrize("make_estimator", [SparseTabNetClassifier, _unfitted_pipeline])
+def test_unfitted_estimators_raise_not_fitted(data, make_estimator):
+    X, _ = data
+    estimator = make_estimator()
+    with pytest.raises(NotFittedError):
+        FeatureMaskDisplay.from_estimator(estimator, X)
+    with pytest.raises(NotFittedError):
+        FeatureImportanceDisplay.from_estimator(estimator)
+    with pytest.raises(NotFittedError):
+        TrainingHistoryDisplay.from_estimator(estimator)
+    with pytest.raises(NotFittedError):
+        SampleExplanationDisplay.from_estimator(estimator, X, 0)
+
+
+def test_other_estimators_raise_type_error(data):
+    X, y = data
+    numeric = X[["age", "height"]]
+    for estimator in [LogisticRegression().fit(numeric, y), make_pipeline(StandardScaler(), LogisticRegression())]:
+        with pytest.raises(TypeError, match="SparseTabNetClassifier"):
+            FeatureMaskDisplay.from_estimator(estimator, numeric)
+        with pytest.raises(TypeError, match="SparseTabNetClassifier"):
+            FeatureImportanceDisplay.from_estimator(estimator)
+        with pytest.raises(TypeError, match="SparseTabNetClassifier"):
+            TrainingHistoryDisplay.from_estimator(estimator)
+        with pytest.raises(TypeError, match="SparseTabNetClassifier"):
+            SampleExplanationDisplay.from_estimator(estimator, numeric, 0)
+
+
+def test_displays_leave_the_estimator_and_pyplot_state_alone(model, data):
+    X, _ = data
+    before = model.explain(X.iloc[:3]).importances
+    displays = _draw_all(model, X)
+    assert len({id(display.figure_) for display in displays}) == len(displays)
+    assert_allclose(model.explain(X.iloc[:3]).importances, before)
+    assert matplotlib.get_backend().lower() == "agg"
+
+
+def test_import_does_not_load_matplotlib():
+    code = "import sys, sparsetab, sparsetab.inspection; print('matplotlib' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "False"
+
+
+def test_package_namespace_matches_the_top_level():
+    assert inspection.__all__ == [
+        "FeatureImportanceDisplay",
+        "FeatureMaskDisplay",
+        "SampleExplanationDisplay",
+        "TrainingHistoryDisplay",
+    ]
+    for name in inspection.__all__:
+        assert getattr(sparsetab, name) is getattr(inspection, name)

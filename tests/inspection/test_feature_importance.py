@@ -1,0 +1,94 @@
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+from matplotlib.colors import to_rgba
+from numpy.testing import assert_allclose, assert_array_equal
+
+from sparsetab.inspection import FeatureImportanceDisplay
+
+pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+
+
+def _widths(bars):
+    return [bar.get_width() for bar in bars]
+
+
+def test_bar_order_follows_training_importances(model, tick_texts):
+    display = FeatureImportanceDisplay.from_estimator(model)
+    importances = model.feature_importances_
+    order = np.argsort(-importances, kind="stable")
+    assert_array_equal(display.order_, order)
+    assert_allclose(_widths(display.bars_), importances[order])
+    widths = _widths(display.bars_)
+    assert widths == sorted(widths, reverse=True)
+    assert tick_texts(display.ax_.get_yticklabels()) == list(model.feature_names_in_[order])
+    assert display.ax_.yaxis_inverted()  # the most important bar is on top
+    assert display.ax_.get_title() == "feature importance (training rows)"
+    assert display.bars_.errorbar is None
+
+
+def test_on_X_with_top_k_and_error_bars(model, data):
+    X, _ = data
+    display = FeatureImportanceDisplay.from_estimator(model, X, top_k=2, error_bars=True, color="C3")
+    importances = model.explain(X).importances.astype(np.float64)
+    mean = importances.mean(axis=0)
+    order = np.argsort(-mean, kind="stable")[:2]
+    assert len(display.bars_) == 2
+    assert_array_equal(display.order_, order)
+    assert_allclose(_widths(display.bars_), mean[order], rtol=1e-6)
+    assert display.bars_.errorbar is not None
+    segments = display.bars_.errorbar.lines[2][0].get_segments()
+    std = importances.std(axis=0)[order]
+    assert_allclose([segment[0, 0] for segment in segments], np.maximum(mean[order] - std, 0.0), atol=1e-6)
+    assert_allclose([segment[1, 0] for segment in segments], mean[order] + std, rtol=1e-6)
+    assert display.ax_.get_title() == f"feature importance ({len(X)} rows)"
+    assert {bar.get_facecolor() for bar in display.bars_} == {to_rgba("C3")}
+
+
+def test_from_arrays_clips_lower_error_bar_at_zero(tick_texts):
+    display = FeatureImportanceDisplay(
+        np.array([0.1, 0.5, 0.4]), ["a", "b", "c"], std=np.array([0.3, 0.1, 0.0]), title="t"
+    ).plot(top_k=5)
+    assert_array_equal(display.order_, [1, 2, 0])
+    assert tick_texts(display.ax_.get_yticklabels()) == ["b", "c", "a"]
+    segments = display.bars_.errorbar.lines[2][0].get_segments()
+    assert_allclose([segment[0, 0] for segment in segments], [0.4, 0.4, 0.0])
+    assert_allclose([segment[1, 0] for segment in segments], [0.6, 0.4, 0.4])
+    assert display.ax_.get_title() == "t"
+
+
+def test_draws_on_given_axes(model):
+    figure, ax = plt.subplots()
+    display = FeatureImportanceDisplay.from_estimator(model, ax=ax)
+    assert display.figure_ is figure
+    assert display.ax_ is ax
+    assert len(ax.patches) == model.n_features_in_
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(top_k=0), "top_k must be"),
+        (dict(top_k=1.5), "top_k must be"),
+        (dict(top_k=True), "top_k must be"),
+        (dict(error_bars=True), "error_bars=True needs X"),
+    ],
+)
+def test_rejects_bad_arguments(model, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        FeatureImportanceDisplay.from_estimator(model, **kwargs)
+
+
+def test_plot_rejects_importances_not_1d():
+    with pytest.raises(ValueError, match="importances must be 1-D"):
+        FeatureImportanceDisplay(np.ones((2, 2)), ["a", "b"]).plot()
+
+
+def test_pipeline_feature_names(pipeline_case, tick_texts):
+    case = pipeline_case
+    display = FeatureImportanceDisplay.from_estimator(case.pipeline)
+    assert tick_texts(display.ax_.get_yticklabels()) == [case.names[i] for i in display.order_]
+    assert_allclose(_widths(display.bars_), case.model.feature_importances_[display.order_])
+    on_X = FeatureImportanceDisplay.from_estimator(case.pipeline, case.X)
+    expected = case.model.explain(case.transformed).importances.astype(np.float64).mean(axis=0)
+    assert_allclose(_widths(on_X.bars_), expected[on_X.order_], rtol=1e-6)
