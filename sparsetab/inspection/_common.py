@@ -13,6 +13,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.utils._optional_dependencies import check_matplotlib_support
 from sklearn.utils.validation import check_is_fitted
 
+from .. import _tabular
 from .._base import BaseSparseTabNet
 
 
@@ -96,7 +97,7 @@ def feature_names(model, preprocessing):
         The preprocessing's ``get_feature_names_out()`` when it has one entry per model input,
         else the model's own names (``feature_names_in_`` or ``x0, x1, ...``).
     """
-    names = model._feature_names()
+    names = _tabular.feature_names(model)
     if preprocessing is not None and hasattr(preprocessing, "get_feature_names_out"):
         try:
             out = np.asarray(preprocessing.get_feature_names_out(), dtype=object)
