@@ -7,6 +7,10 @@ properties of those classes that are defined in sparsetab, inherited from a spar
 - ES01 (no extended summary): a one-line summary is complete for many functions.
 - SA01 (no See Also) and EX01 (no Examples): required of the estimators (tested below), optional for the
   rest of the API, whose module docstrings point to the estimators.
+
+Methods that implement torch's protocols (``extra_repr``, ``train``, and an autograd Function's
+``backward``, ``jvp``, ``setup_context``, ``vmap``) are not validated: torch documents their contract, and
+users never call them directly. ``forward`` is validated: it is the computation a module documents.
 """
 
 import importlib
@@ -25,6 +29,7 @@ PUBLIC_MODULES = [
 ]
 IGNORED_CHECKS = {"ES01", "SA01", "EX01"}
 ESTIMATORS = ["SparseTabNetClassifier", "SparseTabNetRegressor", "SparseTabNetPretrainer"]
+TORCH_PROTOCOL_METHODS = {"extra_repr", "train", "backward", "jvp", "setup_context", "vmap"}
 
 
 def _public_names():
@@ -38,7 +43,7 @@ def _public_names():
             names.add(f"{obj.__module__}.{obj.__qualname__}")
             if inspect.isclass(obj):
                 for attribute in dir(obj):
-                    if attribute.startswith("_"):
+                    if attribute.startswith("_") or attribute in TORCH_PROTOCOL_METHODS:
                         continue
                     member = inspect.getattr_static(obj, attribute)
                     function = member.fget if isinstance(member, property) else member
