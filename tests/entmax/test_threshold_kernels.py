@@ -35,7 +35,10 @@ def reference_sparsemax_threshold(row):
 
 
 def reference_entmax_threshold(row):
-    """``(tau, |S|)`` on the entmax scale: ``tau_j = mean_j - sqrt((1 - j var_j) / j)``, largest ``j`` with ``tau_j <= z_j``."""
+    """``(tau, |S|)`` on the entmax scale: the last ``j`` with ``tau_j <= z_j``.
+
+    ``tau_j = mean_j - sqrt((1 - j var_j) / j)`` is the threshold of the ``j`` largest scores.
+    """
     z = sorted((v for v in row if v > -math.inf), reverse=True)
     best = None
     for j in range(1, len(z) + 1):
@@ -109,7 +112,8 @@ def test_sortfree_kernels_hand_computed_with_kept_support_and_root():
 def test_closed_forms_hand_computed():
     X = torch.tensor([[0.5, 0.2, -0.1], [1.0, 0.5, -1.0]], dtype=F64)
     assert_close(sparsemax_closed_form(X, 1), torch.tensor([[19 / 30, 1 / 3, 1 / 30], [0.75, 0.25, 0.0]], dtype=F64))
-    assert_close(entmax15_closed_form(torch.tensor([0.4, 0.0, -2.0], dtype=F64), 0), torch.tensor([0.64, 0.36, 0.0], dtype=F64))
+    P = entmax15_closed_form(torch.tensor([0.4, 0.0, -2.0], dtype=F64), 0)
+    assert_close(P, torch.tensor([0.64, 0.36, 0.0], dtype=F64))
 
 
 # ---------------------------------------------------------------- against the sorted reference
