@@ -182,16 +182,15 @@ def entmax_threshold_and_support(X, dim=-1, k=None):
     dim : int, default -1
         Dimension to normalise over.
     k : int or None, default None
-        Use ``torch.topk`` with ``k`` entries first, doubling ``k`` until the
-        support is certified to lie inside it; ``None`` means a full sort.
-        The result does not depend on ``k``.
+        Partial-sort size, doubled until the support is certified, as in
+        :func:`sparsemax_threshold_and_support`; never changes the result.
 
     Returns
     -------
     tau : torch.Tensor
-        Same dtype as ``X``, shape of ``X`` with ``dim`` of size 1.
+        The entmax-scale threshold, dtype of ``X``, with ``dim`` of size 1.
     support_size : torch.Tensor
-        ``torch.int64``, same shape as ``tau``; 0 only for a slice with NaN.
+        ``torch.int64``, shaped as ``tau``; 0 only for a slice with NaN.
     """
     return _threshold_and_support(X, dim, k, _entmax15_from_sorted)
 

@@ -307,7 +307,8 @@ def sparsemax(X, dim=-1, k=None, training=True):
         (``float16`` and ``bfloat16`` are computed in ``float32`` internally).
         Entries may be ``-inf`` (always mapped to probability 0, with zero
         gradient); a slice that is entirely ``-inf`` maps to all zeros. A
-        slice containing NaN or ``+inf`` maps to NaN.
+        slice containing NaN or ``+inf`` maps to NaN (``training=False``:
+        to NaN or ``inf`` at least at those entries).
     dim : int, default -1
         Dimension along which the output sums to one.
     k : int or None, default None
@@ -388,7 +389,8 @@ def entmax15(X, dim=-1, k=None, training=True):
         Scores of any shape with at least one dimension, any floating dtype
         (``float16`` and ``bfloat16`` are computed in ``float32`` internally).
         ``-inf`` entries get probability 0 and zero gradient; an all ``-inf``
-        slice maps to zeros; a slice with NaN or ``+inf`` maps to NaN.
+        slice maps to zeros; a slice with NaN or ``+inf`` maps to NaN
+        (``training=False``: to NaN or ``inf`` at least at those entries).
     dim : int, default -1
         Dimension along which the output sums to one.
     k : int or None, default None
@@ -441,6 +443,34 @@ class _ThresholdMap(nn.Module):
         self.dim = check_dim(dim)
         self.k = check_k(k)
 
+    def forward(self, X: Tensor) -> Tensor:
+        """Apply the map along ``self.dim``, by the sort-based closed form in ``eval()`` mode.
+
+        Parameters
+        ----------
+        X : torch.Tensor
+            Scores of any shape with at least one dimension, floating dtype.
+
+        Returns
+        -------
+        torch.Tensor
+            Probabilities, shape and dtype of ``X``, summing to one along
+            ``self.dim``.
+
+        Raises
+        ------
+        TypeError
+            If ``X`` is not a floating-point tensor.
+        IndexError
+            If ``self.dim`` is out of range for ``X``.
+        ValueError
+            If ``X`` is 0-d or has size 0 along ``self.dim``.
+        """
+        if self.training:
+            return self._forward_training(X)
+        check_input_scriptable(X, self.dim)
+        return self._closed_form(X)
+
     def extra_repr(self):
         """Show ``dim`` and ``k`` in the module's repr."""
         return f"dim={self.dim}, k={self.k}"
@@ -479,32 +509,7 @@ class Sparsemax(_ThresholdMap):
     point onto the canonical simplex of R^n. JOTA 50(1).
     """
 
-    def forward(self, X: Tensor) -> Tensor:
-        """Apply sparsemax along ``self.dim``, by the sort-based closed form in ``eval()`` mode.
-
-        Parameters
-        ----------
-        X : torch.Tensor
-            Scores of any shape with at least one dimension, floating dtype.
-
-        Returns
-        -------
-        torch.Tensor
-            Probabilities, shape and dtype of ``X``, summing to one along
-            ``self.dim``.
-
-        Raises
-        ------
-        TypeError
-            If ``X`` is not a floating-point tensor.
-        IndexError
-            If ``self.dim`` is out of range for ``X``.
-        ValueError
-            If ``X`` is 0-d or has size 0 along ``self.dim``.
-        """
-        if self.training:
-            return self._forward_training(X)
-        check_input_scriptable(X, self.dim)
+    def _closed_form(self, X: Tensor) -> Tensor:
         return sparsemax_closed_form(X, self.dim)
 
     @torch.jit.unused
@@ -540,32 +545,7 @@ class Entmax15(_ThresholdMap):
     sequence-to-sequence models. ACL.
     """
 
-    def forward(self, X: Tensor) -> Tensor:
-        """Apply 1.5-entmax along ``self.dim``, by the sort-based closed form in ``eval()`` mode.
-
-        Parameters
-        ----------
-        X : torch.Tensor
-            Scores of any shape with at least one dimension, floating dtype.
-
-        Returns
-        -------
-        torch.Tensor
-            Probabilities, shape and dtype of ``X``, summing to one along
-            ``self.dim``.
-
-        Raises
-        ------
-        TypeError
-            If ``X`` is not a floating-point tensor.
-        IndexError
-            If ``self.dim`` is out of range for ``X``.
-        ValueError
-            If ``X`` is 0-d or has size 0 along ``self.dim``.
-        """
-        if self.training:
-            return self._forward_training(X)
-        check_input_scriptable(X, self.dim)
+    def _closed_form(self, X: Tensor) -> Tensor:
         return entmax15_closed_form(X, self.dim)
 
     @torch.jit.unused

@@ -429,7 +429,7 @@ def sparsemax_bisect(X, dim=-1, n_iter=50, ensure_sum_one=True, training=True):
     Raises
     ------
     TypeError
-        If ``X`` is not a floating-point tensor.
+        If ``X`` is not a floating-point tensor or ``dim`` is not an int.
     IndexError
         If ``dim`` is out of range for ``X``.
     ValueError
@@ -548,7 +548,7 @@ def normmax_bisect(X, alpha=2, dim=-1, n_iter=50, ensure_sum_one=True, training=
     Raises
     ------
     TypeError
-        If ``X`` is not a floating-point tensor.
+        If ``X`` is not a floating-point tensor or ``dim`` is not an int.
     IndexError
         If ``dim`` is out of range for ``X``.
     ValueError
@@ -720,7 +720,7 @@ def budget_bisect(X, budget=2, dim=-1, n_iter=50, ensure_sum_one=True, training=
     Raises
     ------
     TypeError
-        If ``X`` is not a floating-point tensor.
+        If ``X`` is not a floating-point tensor or ``dim`` is not an int.
     IndexError
         If ``dim`` is out of range for ``X``.
     ValueError

@@ -1,0 +1,251 @@
+"""The threshold kernels of sparsemax and 1.5-entmax, against hand-worked values and a plain sort-based reference."""
+
+import math
+
+import pytest
+import torch
+from entmax_reference import SETTINGS, matrices
+from hypothesis import given
+from hypothesis import strategies as st
+from torch.autograd import gradcheck
+from torch.testing import assert_close
+
+import sparsetab.entmax._threshold_kernels as kernels
+from sparsetab.entmax._threshold_kernels import (
+    entmax15_closed_form,
+    entmax15_sortfree,
+    entmax_threshold_and_support,
+    safe_sqrt,
+    sparsemax_closed_form,
+    sparsemax_sortfree,
+    sparsemax_threshold_and_support,
+)
+
+F64 = torch.float64
+KS = [None, 1, 2, 3, 100]
+
+# ---------------------------------------------------------------- reference
+
+
+def reference_sparsemax_threshold(row):
+    """``(tau, |S|)`` from the sorted row: ``|S| = max{j : 1 + j z_j > sum_{i <= j} z_i}``."""
+    z = sorted((v for v in row if v > -math.inf), reverse=True)
+    size = max(j for j in range(1, len(z) + 1) if 1 + j * z[j - 1] > math.fsum(z[:j]))
+    return (math.fsum(z[:size]) - 1) / size, size
+
+
+def reference_entmax_threshold(row):
+    """``(tau, |S|)`` on the entmax scale: the last ``j`` with ``tau_j <= z_j``.
+
+    ``tau_j = mean_j - sqrt((1 - j var_j) / j)`` is the threshold of the ``j`` largest scores.
+    """
+    z = sorted((v for v in row if v > -math.inf), reverse=True)
+    best = None
+    for j in range(1, len(z) + 1):
+        mean = math.fsum(z[:j]) / j
+        var = math.fsum((v - mean) ** 2 for v in z[:j]) / j
+        tau = mean - math.sqrt(max(1 - j * var, 0.0) / j)
+        if tau <= z[j - 1]:
+            best = (tau, j)
+    return best
+
+
+def reference_thresholds(X, reference):
+    taus, sizes = zip(*(reference(row) for row in X.tolist()))
+    return torch.tensor(taus, dtype=F64).unsqueeze(-1), torch.tensor(sizes).unsqueeze(-1)
+
+
+def clear_of_ties(X, tau, margin=1e-9):
+    """Rows with no entry within ``margin`` of the threshold, where the support size is well defined."""
+    return ((X - tau).abs() > margin).all(-1)
+
+
+# ---------------------------------------------------------------- hand-worked values
+
+
+@pytest.mark.parametrize("k", KS)
+def test_sparsemax_threshold_hand_computed(k):
+    # Sorted (.5, .2, -.1): 1 + j z_j > cumsum_j for j = 1, 2, 3, so tau = (.6 - 1) / 3.
+    # Sorted (1, .5, -1): j = 3 fails (1 - 3 < .5), so tau = (1.5 - 1) / 2.
+    X = torch.tensor([[0.5, 0.2, -0.1], [1.0, -1.0, 0.5]], dtype=F64)
+    tau, support = sparsemax_threshold_and_support(X, dim=-1, k=k)
+    assert_close(tau, torch.tensor([[-2 / 15], [0.25]], dtype=F64))
+    assert support.dtype == torch.int64
+    assert support.tolist() == [[3], [2]]
+
+
+@pytest.mark.parametrize("k", KS)
+def test_entmax_threshold_hand_computed(k):
+    # (.2, 0, -1): with tau = -.6 the support (.2, 0) has (.8^2 + .6^2) = 1, and
+    # -1 < -.6 is outside. (2/3, 2/3, 1/3): tau = 0 gives 4/9 + 4/9 + 1/9 = 1.
+    X = torch.tensor([[0.2, 0.0, -1.0], [2 / 3, 1 / 3, 2 / 3]], dtype=F64)
+    tau, support = entmax_threshold_and_support(X, dim=-1, k=k)
+    assert_close(tau, torch.tensor([[-0.6], [0.0]], dtype=F64), atol=1e-15, rtol=0)
+    assert support.tolist() == [[2], [3]]
+
+
+def test_thresholds_keep_the_normalised_dim_with_size_one():
+    X = torch.tensor([[0.5, 1.0], [0.2, 0.5], [-0.1, -1.0]], dtype=F64)
+    for kernel in (sparsemax_threshold_and_support, entmax_threshold_and_support):
+        tau, support = kernel(X, dim=0)
+        assert tau.shape == support.shape == (1, 2)
+    tau, support = sparsemax_threshold_and_support(X, dim=0)
+    assert support.tolist() == [[3, 2]]
+    assert_close(tau, torch.tensor([[-2 / 15, 0.25]], dtype=F64))
+
+
+def test_sortfree_kernels_hand_computed_with_kept_support_and_root():
+    X = torch.tensor([[0.5, 0.2, -0.1], [1.0, 0.5, -1.0]], dtype=F64)
+    P, support = sparsemax_sortfree(X, -1, None, keep_support=True)
+    assert_close(P, torch.tensor([[19 / 30, 1 / 3, 1 / 30], [0.75, 0.25, 0.0]], dtype=F64))
+    assert support.tolist() == [[1.0, 1.0, 1.0], [1.0, 1.0, 0.0]]
+    assert sparsemax_sortfree(X, -1, None)[1] is None
+
+    # Scores 2 z with z = (.2, 0, -1): p = ([z + .6]_+)^2 = (.64, .36, 0).
+    X = torch.tensor([0.4, 0.0, -2.0], dtype=F64)
+    P, root = entmax15_sortfree(X, 0, None, keep_root=True)
+    assert_close(P, torch.tensor([0.64, 0.36, 0.0], dtype=F64))
+    assert_close(root, torch.tensor([0.8, 0.6, 0.0], dtype=F64))
+    assert entmax15_sortfree(X, 0, None)[1] is None
+
+
+def test_closed_forms_hand_computed():
+    X = torch.tensor([[0.5, 0.2, -0.1], [1.0, 0.5, -1.0]], dtype=F64)
+    assert_close(sparsemax_closed_form(X, 1), torch.tensor([[19 / 30, 1 / 3, 1 / 30], [0.75, 0.25, 0.0]], dtype=F64))
+    P = entmax15_closed_form(torch.tensor([0.4, 0.0, -2.0], dtype=F64), 0)
+    assert_close(P, torch.tensor([0.64, 0.36, 0.0], dtype=F64))
+
+
+# ---------------------------------------------------------------- against the sorted reference
+
+
+@SETTINGS
+@given(X=matrices, k=st.sampled_from(KS))
+def test_sparsemax_threshold_matches_the_reference(X, k):
+    tau, support = sparsemax_threshold_and_support(X, dim=-1, k=k)
+    ref_tau, ref_support = reference_thresholds(X, reference_sparsemax_threshold)
+    assert_close(tau, ref_tau, atol=1e-12, rtol=0)
+    clear = clear_of_ties(X, ref_tau)
+    assert torch.equal(support[clear], ref_support[clear])
+
+
+@SETTINGS
+@given(X=matrices, k=st.sampled_from(KS))
+def test_entmax_threshold_matches_the_reference(X, k):
+    Z = X / 2
+    tau, support = entmax_threshold_and_support(Z, dim=-1, k=k)
+    ref_tau, ref_support = reference_thresholds(Z, reference_entmax_threshold)
+    assert_close(tau, ref_tau, atol=1e-12, rtol=0)
+    clear = clear_of_ties(Z, ref_tau)
+    assert torch.equal(support[clear], ref_support[clear])
+
+
+@SETTINGS
+@given(X=matrices, k=st.sampled_from(KS))
+def test_sparsemax_sortfree_and_closed_form_match_the_reference(X, k):
+    ref_tau, _ = reference_thresholds(X, reference_sparsemax_threshold)
+    expected = torch.clamp(X - ref_tau, min=0)
+    P, support = sparsemax_sortfree(X, -1, k, keep_support=True)
+    assert_close(P, expected, atol=1e-12, rtol=0)
+    assert torch.equal(support, (P > 0).to(F64))
+    assert_close(sparsemax_closed_form(X, -1), expected, atol=1e-12, rtol=0)
+
+
+@SETTINGS
+@given(X=matrices, k=st.sampled_from(KS))
+def test_entmax15_sortfree_and_closed_form_match_the_reference(X, k):
+    ref_tau, _ = reference_thresholds(X / 2, reference_entmax_threshold)
+    expected = torch.clamp(X / 2 - ref_tau, min=0) ** 2
+    P, root = entmax15_sortfree(X, -1, k, keep_root=True)
+    assert_close(P, expected, atol=1e-12, rtol=0)
+    assert_close(root * root, P, atol=1e-15, rtol=0)
+    assert_close(entmax15_closed_form(X, -1), expected, atol=1e-12, rtol=0)
+
+
+@SETTINGS
+@given(X=matrices, dim=st.sampled_from([0, 1, -1, -2]))
+def test_kernels_agree_along_any_dim(X, dim):
+    moved = X.movedim(dim, -1)
+    for sortfree, closed in ((sparsemax_sortfree, sparsemax_closed_form), (entmax15_sortfree, entmax15_closed_form)):
+        expected = sortfree(moved, -1, None)[0].movedim(-1, dim)
+        assert_close(sortfree(X, dim, None)[0], expected, atol=1e-12, rtol=0)
+        assert_close(closed(X, dim), expected, atol=1e-12, rtol=0)
+
+
+# ---------------------------------------------------------------- the sort-based finish and non-finite rows
+
+
+@pytest.mark.parametrize("sortfree", [sparsemax_sortfree, entmax15_sortfree])
+def test_rows_left_unsettled_are_finished_by_sorting_identically_for_every_k(sortfree, monkeypatch):
+    X = torch.randn(6, 30, dtype=F64, generator=torch.Generator().manual_seed(3))
+    X[2] = -math.inf
+    X[4, :5] = -math.inf
+    expected = sortfree(X, -1, None)[0]
+    monkeypatch.setattr(kernels, "_MAX_ITER", 1)
+    results = [sortfree(X, -1, k)[0] for k in KS]
+    for P in results:
+        assert_close(P, expected, atol=1e-12, rtol=0)
+    assert all(torch.equal(P, results[0]) for P in results)
+
+
+NON_FINITE_ROWS = [[-math.inf] * 3, [0.3, math.nan, 0.1], [0.3, math.inf, 0.1], [1.0, -math.inf, 0.0], [1.0, 2.0, 3.0]]
+
+
+@pytest.mark.parametrize("sortfree", [sparsemax_sortfree, entmax15_sortfree])
+def test_sortfree_non_finite_rows(sortfree):
+    # A row whose max is not finite is not iterated: all -inf gives zeros,
+    # NaN or +inf gives NaN throughout.
+    P = sortfree(torch.tensor(NON_FINITE_ROWS, dtype=F64), -1, None)[0]
+    assert torch.equal(P[0], torch.zeros(3, dtype=F64))
+    assert P[1:3].isnan().all()
+    assert P[3, 1] == 0 and torch.isfinite(P[3:]).all()
+    assert_close(P[3:].sum(-1), torch.ones(2, dtype=F64))
+
+
+@pytest.mark.parametrize("closed_form", [sparsemax_closed_form, entmax15_closed_form])
+def test_closed_form_non_finite_rows(closed_form):
+    # Without data-dependent branches a NaN or +inf reaches at least its own
+    # entry; an all -inf row still gives zeros.
+    P = closed_form(torch.tensor(NON_FINITE_ROWS, dtype=F64), -1)
+    assert torch.equal(P[0], torch.zeros(3, dtype=F64))
+    assert not torch.isfinite(P[1:3, 1]).any()
+    assert P[3, 1] == 0 and torch.isfinite(P[3:]).all()
+    assert_close(P[3:].sum(-1), torch.ones(2, dtype=F64))
+
+
+def test_empty_input_gives_empty_output():
+    X = torch.zeros(0, 4, dtype=F64)
+    for P, kept in (sparsemax_sortfree(X, -1, None, keep_support=True), entmax15_sortfree(X, -1, None, keep_root=True)):
+        assert P.shape == (0, 4) and P.dtype == F64
+        assert kept is None
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32])
+def test_kernels_return_the_input_dtype(dtype):
+    X = torch.randn(3, 50, generator=torch.Generator().manual_seed(0)).to(dtype)
+    expected = sparsemax_sortfree(X.to(F64), -1, None)[0]
+    for P in (sparsemax_sortfree(X, -1, None)[0], sparsemax_closed_form(X, -1)):
+        assert P.dtype == dtype
+        assert_close(P.to(F64), expected, atol=1e-2, rtol=0)
+
+
+# ---------------------------------------------------------------- differentiability of the export path
+
+
+def test_safe_sqrt_values_and_finite_gradient_at_zero():
+    Y = torch.tensor([0.0, -1.0, 0.25, 4.0], dtype=F64, requires_grad=True)
+    assert torch.equal(safe_sqrt(Y), torch.tensor([0.0, 0.0, 0.5, 2.0], dtype=F64))
+    (grad,) = torch.autograd.grad(safe_sqrt(Y).sum(), Y, create_graph=True)
+    assert torch.equal(grad.detach(), torch.tensor([0.0, 0.0, 1.0, 0.25], dtype=F64))
+    (second,) = torch.autograd.grad(grad.sum(), Y)
+    assert torch.isfinite(second).all()
+    assert gradcheck(safe_sqrt, (torch.tensor([0.5, 2.0, 3.0], dtype=F64, requires_grad=True),))
+
+
+@pytest.mark.parametrize("closed_form", [sparsemax_closed_form, entmax15_closed_form])
+def test_closed_forms_gradcheck(closed_form):
+    X = torch.randn(3, 6, dtype=F64, generator=torch.Generator().manual_seed(1))
+    X[1, 2] = -math.inf
+    X.requires_grad_()
+    assert gradcheck(lambda x: closed_form(x, -1), (X,))
+    assert gradcheck(lambda x: closed_form(x, 0), (X[:, :2].detach().requires_grad_(),))
