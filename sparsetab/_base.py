@@ -100,8 +100,8 @@ class BaseSparseTabNet(InferenceMixin, TorchStatePickleMixin, BaseEstimator):
 
         Returns
         -------
-        self : object
-            The fitted estimator.
+        object
+            The fitted estimator, ``self``.
 
         Raises
         ------
@@ -147,8 +147,8 @@ class BaseSparseTabNet(InferenceMixin, TorchStatePickleMixin, BaseEstimator):
 
         Returns
         -------
-        self : object
-            The estimator, trained for one more epoch.
+        object
+            The estimator, ``self``, trained for one more epoch.
 
         Raises
         ------

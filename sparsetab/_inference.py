@@ -177,7 +177,7 @@ class InferenceMixin:
 
         Returns
         -------
-        explanation : sklearn.utils.Bunch
+        sklearn.utils.Bunch
             With the keys:
 
             step_masks : numpy.ndarray of shape (n_samples, n_steps, n_features_in_), float32

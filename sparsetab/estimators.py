@@ -293,8 +293,8 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
 
         Returns
         -------
-        self : object
-            The estimator, trained for one more epoch.
+        object
+            The estimator, ``self``, trained for one more epoch.
 
         Raises
         ------
@@ -354,7 +354,7 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
 
         Returns
         -------
-        proba : numpy.ndarray of shape (n_samples, n_classes) or list of such arrays, float64
+        numpy.ndarray of shape (n_samples, n_classes) or list of such arrays, float64
             For a 1-D ``y``: the softmax of the network's outputs, columns in the order of
             ``classes_``. For a label indicator matrix (``"multilabel-indicator"``): shape
             (n_samples, n_outputs_), the probability that each label is 1 (one sigmoid per
@@ -382,7 +382,7 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
 
         Returns
         -------
-        y_pred : numpy.ndarray of shape (n_samples,) or (n_samples, n_outputs_)
+        numpy.ndarray of shape (n_samples,) or (n_samples, n_outputs_)
             With the dtype of the ``y`` seen at fit. For a 1-D ``y``: labels from ``classes_``.
             For a label indicator matrix: 1 where the label's probability exceeds 0.5, else 0.
             For ``"multiclass-multioutput"``: column ``k`` holds labels from ``classes_[k]``.
@@ -418,7 +418,7 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
 
         Returns
         -------
-        score : float
+        float
             Accuracy in [0, 1].
 
         Raises
@@ -670,6 +670,7 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
         Parameters
         ----------
         X : pandas.DataFrame or array-like of shape (n_samples, n_features)
+            Rows with the columns seen at fit.
 
         Returns
         -------

@@ -45,32 +45,90 @@ class SparseTabNetPretrainer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
 
     Parameters
     ----------
-    n_d, n_a, n_steps, gamma, n_independent, n_shared : int or float
-        The encoder, as in :class:`SparseTabNetClassifier` (defaults 8, 8, 3, 1.3, 2, 2).
+    n_d : int, default=8
+        Width of the decision features ``d`` of each step (paper: ``N_d``), and the width of
+        the embedding returned by ``transform``.
+    n_a : int, default=8
+        Width of the attention features ``a`` of each step (paper: ``N_a``).
+    n_steps : int, default=3
+        Number of decision steps of the encoder (paper: ``N_steps``); the decoder has one
+        block per step.
+    gamma : float, default=1.3
+        Relaxation of the prior scale, >= 1: with 1 each column can be used at one step only.
+    n_independent : int, default=2
+        Step-dependent GLU layers per feature transformer of the encoder.
+    n_shared : int, default=2
+        GLU layers shared by all feature transformers of the encoder
+        (``n_independent + n_shared >= 1``).
     n_shared_decoder : int, default=1
         GLU layers with shared weights in the decoder's feature transformers.
     n_independent_decoder : int, default=1
-        Step-dependent GLU layers in the decoder's feature transformers.
+        Step-dependent GLU layers in the decoder's feature transformers
+        (``n_shared_decoder + n_independent_decoder >= 1``).
     pretraining_ratio : float, default=0.2
         Probability that a column (attention group) is hidden in a row, in (0, 1).
-    lambda_sparse, virtual_batch_size, momentum, batch_size, max_epochs, learning_rate, \
-learning_rate_decay, max_grad_norm, entmax_mode, entmax_alpha, categorical_features, \
-cat_emb_dim, grouped_features : see :class:`SparseTabNetClassifier`
-        Same meaning and defaults.
+    lambda_sparse : float, default=1e-3
+        Weight of the sparsity regulariser (mean entropy of the encoder's masks) in the loss.
+    virtual_batch_size : int, default=128
+        Rows per virtual batch of ghost batch normalisation (paper: ``B_V``).
+    momentum : float, default=0.02
+        Batch norm momentum, PyTorch convention (the paper's ``m_B`` equals ``1 - momentum``).
+    batch_size : int, default=1024
+        Rows per optimisation step (paper: ``B``); the batches of an epoch have near-equal
+        sizes.
+    max_epochs : int, default=100
+        Maximum number of passes over the training rows.
+    learning_rate : float, default=0.02
+        Adam's learning rate.
+    learning_rate_decay : float, default=1.0
+        Factor in (0, 1] applied to the learning rate after every epoch (1: constant rate).
+    max_grad_norm : float or None, default=1.0
+        Gradients are clipped to this global L2 norm before each step; None disables clipping.
+    entmax_mode : {"sparsemax", "entmax15", "constant", "adaptive"}, default="sparsemax"
+        The sparse map of the encoder's attentive transformers, as in
+        :class:`SparseTabNetClassifier`.
+    entmax_alpha : float, default=1.5
+        Alpha in [1, 2] for ``entmax_mode="constant"``, initial alpha in (1, 2) for
+        ``"adaptive"``; ignored otherwise.
+    categorical_features : "auto", None, array-like of str, int or bool, default="auto"
+        Categorical columns, as in :class:`SparseTabNetClassifier`: ``"auto"`` takes the
+        DataFrame columns of ``category``, ``object``, string or ``bool`` dtype.
+    cat_emb_dim : int or dict, default=1
+        Embedding width of the categorical columns: one int for all, or a dict mapping column
+        names or indices to widths, other categorical columns getting 1.
+    grouped_features : list of list of str or int, default=None
+        Groups of columns that share one attention weight, and that are hidden together.
     early_stopping : "auto" or bool, default="auto"
         Hold out ``validation_fraction`` of the rows and stop when their reconstruction loss
         (with masks drawn from a fixed seed, so it is comparable between epochs) has not
         improved by ``tol`` for ``n_iter_no_change`` epochs, keeping the best weights.
         ``"auto"``: on when there are more than 10,000 rows.
-    validation_fraction, n_iter_no_change, tol, random_state, verbose, n_jobs, device : \
-see :class:`SparseTabNetClassifier`
-        Same meaning and defaults.
+    validation_fraction : float, default=0.1
+        Share of the rows held out for early stopping, in (0, 1).
+    n_iter_no_change : int, default=10
+        Patience in epochs.
+    tol : float, default=1e-4
+        Minimum improvement of the validation score, or of the training loss without early
+        stopping.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the weights, the shuffling, the hidden-column masks and the validation split.
+        The global RNGs of numpy and torch are left untouched.
+    verbose : int, default=0
+        0 prints nothing; > 0 prints one line per epoch.
+    n_jobs : int or None, default=None
+        Number of torch threads used inside ``fit``, ``transform`` and
+        ``reconstruction_score`` (the previous count is restored afterwards); negative values
+        follow joblib (-1: all CPUs); None leaves torch's thread count as it is.
+    device : str or torch.device, default="cpu"
+        Torch device: ``"cpu"``, ``"cuda"``, ``"cuda:N"``, ``"auto"`` or a ``torch.device``;
+        a device that is not available raises a ValueError at fit.
 
     Attributes
     ----------
     network_ : sparsetab.network.PretrainingNetwork
         The trained encoder (``network_.encoder``) and decoder.
     n_features_in_ : int
+        Number of input columns seen at fit.
     feature_names_in_ : numpy.ndarray of shape (n_features_in_,)
         Only for DataFrame input with string column names.
     categories_ : dict of str -> numpy.ndarray
@@ -87,12 +145,36 @@ see :class:`SparseTabNetClassifier`
     Raises
     ------
     ValueError
-        At ``fit``, for invalid parameters or fewer than 2 rows.
+        At ``fit``, for invalid parameters or fewer than 2 rows; under early stopping, also
+        when the rows are too few to hold out a validation split of ``validation_fraction``
+        and keep at least 2 training rows.
+
+    See Also
+    --------
+    SparseTabNetClassifier : Fine-tuned from a fitted pretrainer with ``pretrained=``.
+    SparseTabNetRegressor : Fine-tuned from a fitted pretrainer with ``pretrained=``.
+    sparsetab.network.PretrainingNetwork : The torch module trained by ``fit``.
 
     References
     ----------
     Arik, S. O. and Pfister, T. (2021). TabNet: Attentive Interpretable Tabular Learning.
     AAAI 35(8), 6679-6687. Section 5 ("Self-supervised learning"), Fig. 2, Tables 7 and 10.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sparsetab import SparseTabNetClassifier, SparseTabNetPretrainer
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 4))
+    >>> pretrainer = SparseTabNetPretrainer(max_epochs=1, random_state=0).fit(X)
+    >>> pretrainer.transform(X[:5]).shape
+    (5, 8)
+    >>> pretrainer.n_iter_
+    1
+    >>> y = (X[:, 0] > 0).astype(int)
+    >>> model = SparseTabNetClassifier(max_epochs=1, random_state=0, pretrained=pretrainer)
+    >>> model.fit(X, y).classes_.tolist()
+    [0, 1]
     """
 
     _parameter_constraints: dict = parameter_constraints("pretrainer")
@@ -156,13 +238,15 @@ see :class:`SparseTabNetClassifier`
 
         Returns
         -------
-        self : SparseTabNetPretrainer
+        SparseTabNetPretrainer
+            The fitted pretrainer, ``self``.
 
         Raises
         ------
         ValueError
             For invalid parameters, fewer than 2 rows, infinite numeric input or an
-            unavailable ``device``.
+            unavailable ``device``; under early stopping, for rows too few to hold out a
+            validation split of ``validation_fraction`` and keep 2 training rows.
         TypeError
             For sparse input or unsupported column dtypes.
         """
@@ -280,6 +364,7 @@ see :class:`SparseTabNetClassifier`
         Parameters
         ----------
         X : pandas.DataFrame or array-like of shape (n_samples, n_features)
+            Rows with the columns seen at fit.
 
         Returns
         -------
@@ -291,6 +376,9 @@ see :class:`SparseTabNetClassifier`
         ------
         sklearn.exceptions.NotFittedError
             If the pretrainer is not fitted.
+        ValueError
+            If ``X`` does not have the columns seen at fit, or a numeric column holds strings
+            or infinities.
         """
         check_is_fitted(self)
         frame = validate_frame(self, X, reset=False)

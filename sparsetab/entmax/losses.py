@@ -607,7 +607,36 @@ class _FenchelYoungLoss(nn.Module):
         self.reduction = reduction
 
     def loss(self, X, target):
-        """Unreduced loss: the module's functional form with its hyper-parameters; shape ``X.shape[:-1]``."""
+        """Compute the unreduced loss of every row: the module's functional form with its hyper-parameters.
+
+        The functional form is the one the class documents (:func:`sparsemax_loss` for
+        :class:`SparsemaxLoss`, :func:`entmax15_loss` for :class:`Entmax15Loss`, and so on),
+        called with the module's ``k``, ``n_iter`` or ``alpha``. Neither ``ignore_index`` nor
+        ``reduction`` applies here: that is :meth:`forward`'s work.
+
+        Parameters
+        ----------
+        X : torch.Tensor of shape (n, d) or (*batch, d), floating dtype
+            Scores, classes on the last dimension; ``float16`` and ``bfloat16`` are computed
+            in ``float32``.
+        target : torch.Tensor of shape (n,) or X.shape[:-1], int dtype (e.g. torch.int64)
+            Class indices, each in ``[0, d)`` (an ``ignore_index`` value is refused here
+            like any other out-of-range index).
+
+        Returns
+        -------
+        torch.Tensor of shape ``X.shape[:-1]``
+            The Fenchel-Young loss of each row (Blondel, Martins and Niculae, 2020, Def. 2),
+            ``>= 0``, with the dtype of ``X``.
+
+        Raises
+        ------
+        ValueError
+            If ``X`` is not a floating-point tensor with at least one class, ``target`` is not
+            an integer tensor of shape ``X.shape[:-1]`` or holds a value outside ``[0, d)``,
+            or, for :class:`EntmaxBisectLoss` and :class:`NormmaxBisectLoss`, a tensor
+            ``alpha`` is not ``> 1`` everywhere or does not broadcast to one value per row.
+        """
         return type(self)._loss(X, target, *(getattr(self, name) for name in self._options))
 
     def forward(self, X, target):

@@ -41,8 +41,16 @@ class FeatureImportanceDisplay:
 
     Examples
     --------
+    >>> import matplotlib.pyplot as plt
+    >>> import numpy as np
+    >>> from sparsetab import SparseTabNetRegressor
     >>> from sparsetab.inspection import FeatureImportanceDisplay
-    >>> display = FeatureImportanceDisplay.from_estimator(model, top_k=10)  # doctest: +SKIP
+    >>> X = np.random.default_rng(0).normal(size=(64, 3))
+    >>> model = SparseTabNetRegressor(max_epochs=2, random_state=0).fit(X, X[:, 0])
+    >>> display = FeatureImportanceDisplay.from_estimator(model, top_k=2)
+    >>> len(display.bars_)  # the two most important of the three features
+    2
+    >>> plt.close(display.figure_)
     """
 
     def __init__(self, importances, feature_names, *, std=None, title="feature importance"):

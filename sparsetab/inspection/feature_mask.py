@@ -79,8 +79,18 @@ class FeatureMaskDisplay:
 
     Examples
     --------
+    >>> import matplotlib.pyplot as plt
+    >>> import numpy as np
+    >>> from sparsetab import SparseTabNetRegressor
     >>> from sparsetab.inspection import FeatureMaskDisplay
-    >>> display = FeatureMaskDisplay.from_estimator(model, X_test, max_samples=20)  # doctest: +SKIP
+    >>> X = np.random.default_rng(0).normal(size=(64, 3))
+    >>> model = SparseTabNetRegressor(max_epochs=2, random_state=0).fit(X, X[:, 0])
+    >>> display = FeatureMaskDisplay.from_estimator(model, X, max_samples=20)
+    >>> len(display.axes_)  # the 3 decision steps and the aggregate mask
+    4
+    >>> display.ims_[0].get_array().shape
+    (20, 3)
+    >>> plt.close(display.figure_)
     """
 
     def __init__(

@@ -39,8 +39,16 @@ class SampleExplanationDisplay:
 
     Examples
     --------
+    >>> import matplotlib.pyplot as plt
+    >>> import numpy as np
+    >>> from sparsetab import SparseTabNetRegressor
     >>> from sparsetab.inspection import SampleExplanationDisplay
-    >>> display = SampleExplanationDisplay.from_estimator(model, X_test, index=0)  # doctest: +SKIP
+    >>> X = np.random.default_rng(0).normal(size=(64, 3))
+    >>> model = SparseTabNetRegressor(max_epochs=2, random_state=0).fit(X, X[:, 0])
+    >>> display = SampleExplanationDisplay.from_estimator(model, X, index=0)
+    >>> len(display.bars_), len(display.bars_[0])  # one container per step, one bar per feature
+    (3, 3)
+    >>> plt.close(display.figure_)
     """
 
     def __init__(

@@ -48,8 +48,18 @@ class TrainingHistoryDisplay:
 
     Examples
     --------
+    >>> import matplotlib.pyplot as plt
+    >>> import numpy as np
+    >>> from sparsetab import SparseTabNetRegressor
     >>> from sparsetab.inspection import TrainingHistoryDisplay
-    >>> display = TrainingHistoryDisplay.from_estimator(model)  # doctest: +SKIP
+    >>> X = np.random.default_rng(0).normal(size=(64, 3))
+    >>> model = SparseTabNetRegressor(max_epochs=2, random_state=0).fit(X, X[:, 0])
+    >>> display = TrainingHistoryDisplay.from_estimator(model)
+    >>> len(display.loss_line_.get_xdata())  # one point per epoch
+    2
+    >>> display.validation_line_ is None  # no early stopping, no validation score
+    True
+    >>> plt.close(display.figure_)
     """
 
     def __init__(

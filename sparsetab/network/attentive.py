@@ -80,7 +80,12 @@ class AttentiveTransformer(nn.Module):
 
     @property
     def alpha(self):
-        """float: the current alpha of the map (2 for sparsemax, 1.5 for entmax15)."""
+        """Current alpha of the step's sparse map, a Python float.
+
+        2 for ``"sparsemax"``, 1.5 for ``"entmax15"``, ``entmax_alpha`` for ``"constant"``,
+        and for ``"adaptive"`` the learned ``1 + sigmoid(theta)`` (Correia, Niculae and
+        Martins, 2019, section 3), read without gradient.
+        """
         if self.entmax_mode == "sparsemax":
             return 2.0
         if self.entmax_mode == "entmax15":

@@ -107,13 +107,29 @@ class GhostBatchNorm(nn.Module):
     def forward(self, x):
         """Normalise ``x``.
 
+        In training mode, each virtual batch (see the class description) is normalised with
+        its own mean and biased variance, then scaled by ``weight`` and shifted by ``bias``
+        (Hoffer, Hubara and Soudry, 2017, section 4); the statistics are recorded for the
+        running buffers. In evaluation mode, the running statistics are used instead.
+
         Parameters
         ----------
-        x : torch.Tensor of shape (batch, num_features), floating dtype
+        x : torch.Tensor of shape (batch, num_features), float32
+            The rows to normalise, in the dtype and on the device of the module's parameters.
 
         Returns
         -------
         torch.Tensor of shape (batch, num_features)
+            The normalised rows, in the dtype of ``x``. In training mode a virtual batch of a
+            single row normalises to ``bias``.
+
+        Raises
+        ------
+        ValueError
+            In training mode, if ``x`` is not 2-D (its shape is unpacked into rows and width).
+        RuntimeError
+            From torch, if the width of ``x`` is not ``num_features`` (in evaluation mode,
+            an ``x`` that does not broadcast against the parameters).
         """
         if not self.training:
             if self._pending:  # checked here: tracing (torch.export) must not see the no_grad flush
@@ -260,15 +276,28 @@ class GLULayer(nn.Module):
         self.bn = GhostBatchNorm(2 * output_dim, virtual_batch_size, momentum)
 
     def forward(self, x):
-        """Apply the layer.
+        """Apply the layer: ``GLU(GBN(x W))``.
+
+        The gated linear unit of Dauphin et al. (2017), eq. 1, as used in the feature
+        transformer of Arik and Pfister (2021), section 3 and Fig. 4.
 
         Parameters
         ----------
-        x : torch.Tensor of shape (batch, input_dim)
+        x : torch.Tensor of shape (batch, input_dim), float32
+            Input rows, in the dtype and on the device of the layer's parameters.
 
         Returns
         -------
         torch.Tensor of shape (batch, output_dim)
+            ``h[:, :output_dim] * sigmoid(h[:, output_dim:])`` with ``h = GBN(x W)``, in the
+            dtype of ``x``.
+
+        Raises
+        ------
+        ValueError
+            In training mode, if ``x`` is not 2-D (see :meth:`GhostBatchNorm.forward`).
+        RuntimeError
+            From torch, if the width of ``x`` is not ``input_dim``.
         """
         # The sub-modules' forward is called directly, not through nn.Module.__call__: with 16 or
         # more layers per training step, __call__'s hook checks took about 4% of the step (see
@@ -325,13 +354,27 @@ class FeatureTransformer(nn.Module):
     def forward(self, x):
         """Transform ``x``.
 
+        The first GLU layer maps ``x`` to ``output_dim`` columns; each later layer ``l`` computes
+        ``x = (x + l(x)) * sqrt(0.5)`` (Arik and Pfister, 2021, section 3, "Feature
+        transformer", and Fig. 4).
+
         Parameters
         ----------
-        x : torch.Tensor of shape (batch, input_dim)
+        x : torch.Tensor of shape (batch, input_dim), float32
+            Input rows, in the dtype and on the device of the layers' parameters.
 
         Returns
         -------
         torch.Tensor of shape (batch, output_dim)
+            The transformed rows, in the dtype of ``x``; in TabNet the first ``n_d`` columns
+            are ``d_i`` and the last ``n_a`` are ``a_i``.
+
+        Raises
+        ------
+        ValueError
+            In training mode, if ``x`` is not 2-D (see :meth:`GhostBatchNorm.forward`).
+        RuntimeError
+            From torch, if the width of ``x`` is not ``input_dim``.
         """
         # layer.forward, not layer(x): see GLULayer.forward (hooks on the layers are not run).
         first, *others = self.layers

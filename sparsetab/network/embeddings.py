@@ -119,7 +119,7 @@ class InputEmbedding(nn.Module):
 
     @property
     def n_groups(self):
-        """int: number of attention groups, the width of the feature masks."""
+        """Number of attention groups, an int: the width of the feature masks."""
         return len(self.attention_groups)
 
     def forward(self, x):

@@ -45,6 +45,8 @@ def reconstruction_loss(reconstruction, target, hidden, n_standardised=0):
     Returns
     -------
     torch.Tensor of shape (batch,)
+        The loss of each row, ``>= 0``, in the dtype of ``reconstruction``; gradients flow
+        into ``reconstruction`` only.
     """
     target = target.detach()
     variance = target.var(dim=0, unbiased=False)
@@ -119,21 +121,31 @@ class PretrainingNetwork(nn.Module):
 
     @property
     def alphas(self):
-        """list of float: the alpha of each encoder step's sparse map."""
+        """Alpha of each encoder step's sparse map: a list of ``n_steps`` Python floats.
+
+        The encoder's :attr:`sparsetab.network.TabNet.alphas`.
+        """
         return self.encoder.alphas
 
     def draw_obfuscation(self, n_rows, generator=None):
         """Draw ``S``: 1 with probability ``pretraining_ratio`` per row and attention group.
 
+        The mask of section 5 of Arik and Pfister (2021): ``S[b, g] ~ Bernoulli(pretraining_ratio)``,
+        independently for each row ``b`` and attention group ``g``. The uniform draws are made on
+        the CPU (where ``generator`` lives) and the mask is then moved to the network's device.
+
         Parameters
         ----------
         n_rows : int
-        generator : torch.Generator or None
-            Source of randomness (torch's global generator when None).
+            Number of rows of the batch to mask.
+        generator : torch.Generator or None, default=None
+            Source of randomness, a CPU generator (torch's global generator when None).
 
         Returns
         -------
         torch.Tensor of shape (n_rows, n_groups), float32
+            ``S``: 1.0 where the group is hidden from the encoder, 0.0 elsewhere, on the
+            device of the encoder's buffers.
         """
         n_groups = self.encoder.embedding.n_groups
         uniform = torch.rand(n_rows, n_groups, generator=generator)  # on the CPU, where the generators live

@@ -119,7 +119,11 @@ class TabNet(nn.Module):
 
     @property
     def alphas(self):
-        """list of float: the alpha of each step's sparse map (learned ones in adaptive mode)."""
+        """Alpha of each decision step's sparse map: a list of ``n_steps`` Python floats.
+
+        The :attr:`~sparsetab.network.attentive.AttentiveTransformer.alpha` of each attentive
+        transformer, in step order (the learned values in ``"adaptive"`` mode).
+        """
         return [attentive.alpha for attentive in self.attentive_transformers]
 
     def encode(self, x, obfuscation=None):
@@ -155,17 +159,34 @@ class TabNet(nn.Module):
     def decision_steps(self, x, obfuscation=None):
         """The per-step decision outputs ``ReLU(d_i)``, before they are summed.
 
+        Steps 1 to 4 of the class description (Arik and Pfister, 2021, section 3 and Fig. 4):
+        embedding and input batch norm, the initial split, then per step the mask
+        ``M[i] = entmax(P[i-1] * h_i(a[i-1]))``, the feature transformer on ``M[i] * f`` and the
+        prior update ``P[i] = (gamma - M[i]) * P[i-1]``.
+
         Parameters
         ----------
-        x : torch.Tensor of shape (batch, n_columns), float
+        x : torch.Tensor of shape (batch, n_columns), float32
+            The encoded input, as for :meth:`encode` (NaN marks a missing numeric value).
         obfuscation : torch.Tensor of shape (batch, n_groups), float, default=None
             See :meth:`encode`.
 
         Returns
         -------
         step_decisions : list of torch.Tensor of shape (batch, n_d), length n_steps
+            ``ReLU(d_i)`` of each decision step, non-negative.
         masks : torch.Tensor of shape (n_steps, batch, n_groups)
+            Feature mask ``M[i]`` of each step, one value per attention group; rows sum to 1.
         sparsity_loss : torch.Tensor, scalar
+            Mean entropy of the masks over steps and rows, ``L_sparse`` of section 3
+            (``epsilon`` inside the logarithm).
+
+        Raises
+        ------
+        RuntimeError
+            From torch, when ``x`` is not of shape (batch, n_columns) or ``obfuscation`` not of
+            shape (batch, n_groups). Shapes are not checked beforehand: a 1-D or 3-D ``x`` can
+            give an IndexError or a ValueError instead.
         """
         embedded = self.embedding(x)
         # prior None stands for P[0] = 1 (no obfuscation), sparing two multiplications by ones.
@@ -200,9 +221,13 @@ class TabNet(nn.Module):
     def forward(self, x):
         """Predict raw outputs.
 
+        The head, a linear layer with bias, applied to the decision output ``sum_i ReLU(d_i)``
+        (Arik and Pfister, 2021, section 3 and Fig. 4), without obfuscation.
+
         Parameters
         ----------
-        x : torch.Tensor of shape (batch, n_columns), float
+        x : torch.Tensor of shape (batch, n_columns), float32
+            The encoded input, as for :meth:`encode` (NaN marks a missing numeric value).
 
         Returns
         -------
@@ -212,6 +237,12 @@ class TabNet(nn.Module):
             Feature mask of each decision step, one value per attention group.
         sparsity_loss : torch.Tensor, scalar
             The sparsity regulariser, to be weighted by ``lambda_sparse``.
+
+        Raises
+        ------
+        RuntimeError
+            From torch, when ``x`` is not of shape (batch, n_columns). The shape is not checked
+            beforehand: a 1-D or 3-D ``x`` can give an IndexError or a ValueError instead.
         """
         step_decisions, masks, sparsity_loss = self.decision_steps(x)
         return self.head(torch.stack(step_decisions).sum(dim=0)), masks, sparsity_loss
