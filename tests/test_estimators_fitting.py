@@ -14,8 +14,6 @@ from sparsetab import SparseTabNetClassifier, SparseTabNetRegressor
 from sparsetab._runtime import torch_threads
 from sparsetab.network import TabNet
 
-FAST = dict(n_d=4, n_a=4, n_steps=2, virtual_batch_size=32, batch_size=64, random_state=0)
-
 
 def _data(n_rows=96, n_classes=2, seed=0):
     rng = np.random.RandomState(seed)
@@ -32,9 +30,9 @@ def _quiet_fit(model, *args, **kwargs):
 
 
 # ----- partial_fit ----------------------------------------------------------------------------
-def test_partial_fit_calls_equal_fit_epochs():
+def test_partial_fit_calls_equal_fit_epochs(fast_params):
     X, y = _data()
-    params = dict(FAST, early_stopping=False, n_iter_no_change=100)
+    params = dict(fast_params, early_stopping=False, n_iter_no_change=100)
     fitted = _quiet_fit(SparseTabNetClassifier(max_epochs=3, **params), X, y)
     model = SparseTabNetClassifier(**params)
     with warnings.catch_warnings():
@@ -50,10 +48,10 @@ def test_partial_fit_calls_equal_fit_epochs():
     assert model.feature_importances_.sum() == pytest.approx(1.0)
 
 
-def test_partial_fit_regressor_extends_history_and_keeps_target_scaling():
+def test_partial_fit_regressor_extends_history_and_keeps_target_scaling(fast_params):
     X, _ = _data()
     y = 100.0 + 10.0 * X[:, 0]
-    model = SparseTabNetRegressor(**FAST)
+    model = SparseTabNetRegressor(**fast_params)
     model.partial_fit(X, y)
     mean, scale = model.target_mean_.copy(), model.target_scale_.copy()
     model.partial_fit(X[:50], y[:50] + 1000.0)  # other targets: the scaling of the first call stays
@@ -63,9 +61,9 @@ def test_partial_fit_regressor_extends_history_and_keeps_target_scaling():
     assert model.predict(X).shape == (96,)
 
 
-def test_partial_fit_first_batch_may_lack_classes():
+def test_partial_fit_first_batch_may_lack_classes(fast_params):
     X, y = _data(n_classes=3)
-    model = SparseTabNetClassifier(**FAST)
+    model = SparseTabNetClassifier(**fast_params)
     model.partial_fit(X[y < 2], y[y < 2], classes=np.array([2, 0, 1]))
     np.testing.assert_array_equal(model.classes_, [0, 1, 2])
     assert model.predict_proba(X).shape == (96, 3)
@@ -73,17 +71,17 @@ def test_partial_fit_first_batch_may_lack_classes():
     assert model.n_iter_ == 2
 
 
-def test_partial_fit_argument_errors():
+def test_partial_fit_argument_errors(fast_params):
     X, y = _data(n_classes=3)
     with pytest.raises(ValueError, match="classes must be passed on the first call to partial_fit"):
-        SparseTabNetClassifier(**FAST).partial_fit(X, y)
+        SparseTabNetClassifier(**fast_params).partial_fit(X, y)
     with pytest.raises(ValueError, match="partial_fit does not support early_stopping=True"):
-        SparseTabNetClassifier(early_stopping=True, **FAST).partial_fit(X, y, classes=[0, 1, 2])
+        SparseTabNetClassifier(early_stopping=True, **fast_params).partial_fit(X, y, classes=[0, 1, 2])
     with pytest.raises(ValueError, match="class_weight='balanced' is not supported by partial_fit"):
-        SparseTabNetClassifier(class_weight="balanced", **FAST).partial_fit(X, y, classes=[0, 1, 2])
+        SparseTabNetClassifier(class_weight="balanced", **fast_params).partial_fit(X, y, classes=[0, 1, 2])
     with pytest.raises(ValueError, match=r"classes must list at least 2 class labels, got classes=\[1\]"):
-        SparseTabNetClassifier(**FAST).partial_fit(X, y, classes=[1])
-    model = SparseTabNetClassifier(**FAST).partial_fit(X[y < 2], y[y < 2], classes=[0, 1])
+        SparseTabNetClassifier(**fast_params).partial_fit(X, y, classes=[1])
+    model = SparseTabNetClassifier(**fast_params).partial_fit(X[y < 2], y[y < 2], classes=[0, 1])
     with pytest.raises(ValueError, match=r"y has classes not in classes_: \[2\]"):
         model.partial_fit(X, y)
     with pytest.raises(ValueError, match=r"classes=\[0, 1, 2\] differs from the classes of the fitted model"):
@@ -96,9 +94,9 @@ def test_partial_fit_argument_errors():
 
 
 # ----- warm_start -----------------------------------------------------------------------------
-def test_warm_start_continues_from_the_current_weights():
+def test_warm_start_continues_from_the_current_weights(fast_params):
     X, y = _data()
-    params = dict(FAST, early_stopping=False, n_iter_no_change=100)
+    params = dict(fast_params, early_stopping=False, n_iter_no_change=100)
 
     def weights(model):
         return {name: value.detach().clone() for name, value in model.network_.named_parameters()}
@@ -119,9 +117,9 @@ def test_warm_start_continues_from_the_current_weights():
     assert max(float((value - trained[name]).abs().max()) for name, value in weights(model).items()) > 1e-3
 
 
-def test_warm_start_requires_the_same_columns_classes_and_network():
+def test_warm_start_requires_the_same_columns_classes_and_network(fast_params):
     X, y = _data(n_classes=3)
-    model = _quiet_fit(SparseTabNetClassifier(max_epochs=2, warm_start=True, **FAST), X, y)
+    model = _quiet_fit(SparseTabNetClassifier(max_epochs=2, warm_start=True, **fast_params), X, y)
     with pytest.raises(ValueError, match=r"warm_start can only be used where y has the same classes"):
         model.fit(X[y < 2], y[y < 2])
     with pytest.raises(ValueError, match="X has 3 features"):
@@ -134,9 +132,9 @@ def test_warm_start_requires_the_same_columns_classes_and_network():
     assert model.n_iter_ == 4
 
 
-def test_warm_start_with_validation_pads_earlier_epochs_with_nan():
+def test_warm_start_with_validation_pads_earlier_epochs_with_nan(fast_params):
     X, y = _data()
-    model = _quiet_fit(SparseTabNetClassifier(max_epochs=2, early_stopping=False, warm_start=True, **FAST), X, y)
+    model = _quiet_fit(SparseTabNetClassifier(max_epochs=2, early_stopping=False, warm_start=True, **fast_params), X, y)
     assert model.validation_scores_ is None and model.best_iteration_ is None
     _quiet_fit(model.set_params(early_stopping="auto", max_epochs=3), X[:64], y[:64], X_val=X[64:], y_val=y[64:])
     assert model.n_iter_ == 5
@@ -147,10 +145,10 @@ def test_warm_start_with_validation_pads_earlier_epochs_with_nan():
 
 
 # ----- stopping -------------------------------------------------------------------------------
-def test_training_loss_plateau_stops_without_early_stopping():
+def test_training_loss_plateau_stops_without_early_stopping(fast_params):
     X, y = _data()
     # tol larger than any possible improvement: epochs 2 and 3 do not improve, patience 2 ends it.
-    model = SparseTabNetClassifier(max_epochs=20, early_stopping=False, n_iter_no_change=2, tol=100.0, **FAST)
+    model = SparseTabNetClassifier(max_epochs=20, early_stopping=False, n_iter_no_change=2, tol=100.0, **fast_params)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         model.fit(X, y)
@@ -159,9 +157,9 @@ def test_training_loss_plateau_stops_without_early_stopping():
     assert model.best_iteration_ is None and model.best_validation_score_ is None
 
 
-def test_convergence_warning_when_max_epochs_is_hit():
+def test_convergence_warning_when_max_epochs_is_hit(fast_params):
     X, y = _data()
-    model = SparseTabNetClassifier(max_epochs=2, early_stopping=False, n_iter_no_change=100, **FAST)
+    model = SparseTabNetClassifier(max_epochs=2, early_stopping=False, n_iter_no_change=100, **fast_params)
     with pytest.warns(
         ConvergenceWarning, match="max_epochs=2 reached and the training loss was still improving"
     ) as record:
@@ -170,7 +168,7 @@ def test_convergence_warning_when_max_epochs_is_hit():
     assert record[0].filename == __file__  # the warning points at the caller's line
 
 
-def test_keyboard_interrupt_with_early_stopping_keeps_the_best_epoch():
+def test_keyboard_interrupt_with_early_stopping_keeps_the_best_epoch(fast_params):
     X, y = _data()
     X_val, y_val = X[64:], y[64:]
     snapshots = []
@@ -181,7 +179,7 @@ def test_keyboard_interrupt_with_early_stopping_keeps_the_best_epoch():
         snapshots.append(estimator.predict_proba(X))
         return [0.9, 0.1][len(snapshots) - 1]
 
-    model = SparseTabNetClassifier(max_epochs=10, scoring=scorer, **FAST)
+    model = SparseTabNetClassifier(max_epochs=10, scoring=scorer, **fast_params)
     with pytest.warns(UserWarning, match=r"interrupted by the user \(KeyboardInterrupt\) after 2 complete epoch"):
         model.fit(X[:64], y[:64], X_val=X_val, y_val=y_val)
     assert model.n_iter_ == 2 and model.validation_scores_ == [0.9, 0.1]
@@ -190,20 +188,20 @@ def test_keyboard_interrupt_with_early_stopping_keeps_the_best_epoch():
     np.testing.assert_allclose(model.predict_proba(X_val), snapshots[0], atol=1e-6)
 
 
-def test_keyboard_interrupt_in_the_first_epoch_records_no_validation_scores():
+def test_keyboard_interrupt_in_the_first_epoch_records_no_validation_scores(fast_params):
     X, y = _data()
 
     def scorer(estimator, X, y):
         raise KeyboardInterrupt
 
-    model = SparseTabNetClassifier(max_epochs=5, scoring=scorer, early_stopping=True, **FAST)
+    model = SparseTabNetClassifier(max_epochs=5, scoring=scorer, early_stopping=True, **fast_params)
     with pytest.warns(UserWarning, match="interrupted by the user"):
         model.fit(X, y)
     assert model.n_iter_ == 0 and model.validation_scores_ is None and model.best_iteration_ is None
     assert model.predict(X).shape == (len(X),)
 
 
-def test_keyboard_interrupt_without_early_stopping_leaves_a_usable_model():
+def test_keyboard_interrupt_without_early_stopping_leaves_a_usable_model(fast_params):
     X, y = _data()
     calls = []
 
@@ -213,7 +211,7 @@ def test_keyboard_interrupt_without_early_stopping_leaves_a_usable_model():
             raise KeyboardInterrupt
         return 0.5
 
-    model = SparseTabNetClassifier(max_epochs=10, early_stopping=False, scoring=scorer, **FAST)
+    model = SparseTabNetClassifier(max_epochs=10, early_stopping=False, scoring=scorer, **fast_params)
     with pytest.warns(UserWarning, match="the current weights were kept and the model is usable"):
         model.fit(X[:64], y[:64], X_val=X[64:], y_val=y[64:])
     assert model.n_iter_ == 1 and model.validation_scores_ == [0.5] and model.best_iteration_ is None
@@ -221,17 +219,19 @@ def test_keyboard_interrupt_without_early_stopping_leaves_a_usable_model():
 
 
 # ----- verbose --------------------------------------------------------------------------------
-def test_verbose_zero_prints_nothing(capsys):
+def test_verbose_zero_prints_nothing(capsys, fast_params):
     X, y = _data()
-    _quiet_fit(SparseTabNetClassifier(max_epochs=2, verbose=0, **FAST), X[:64], y[:64], X_val=X[64:], y_val=y[64:])
-    SparseTabNetClassifier(verbose=0, **FAST).partial_fit(X, y, classes=[0, 1])
+    _quiet_fit(
+        SparseTabNetClassifier(max_epochs=2, verbose=0, **fast_params), X[:64], y[:64], X_val=X[64:], y_val=y[64:]
+    )
+    SparseTabNetClassifier(verbose=0, **fast_params).partial_fit(X, y, classes=[0, 1])
     captured = capsys.readouterr()
     assert captured.out == "" and captured.err == ""
 
 
-def test_verbose_one_prints_one_line_per_epoch(capsys):
+def test_verbose_one_prints_one_line_per_epoch(capsys, fast_params):
     X, y = _data()
-    model = SparseTabNetClassifier(max_epochs=3, verbose=1, n_iter_no_change=100, **FAST)
+    model = SparseTabNetClassifier(max_epochs=3, verbose=1, n_iter_no_change=100, **fast_params)
     _quiet_fit(model, X[:64], y[:64], X_val=X[64:], y_val=y[64:])
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 3
@@ -246,7 +246,7 @@ def test_verbose_one_prints_one_line_per_epoch(capsys):
 
 
 # ----- n_jobs ---------------------------------------------------------------------------------
-def test_n_jobs_sets_torch_threads_inside_fit_and_predict_only():
+def test_n_jobs_sets_torch_threads_inside_fit_and_predict_only(fast_params):
     X, y = _data()
     before = torch.get_num_threads()
     n_jobs = 1 if before != 1 else 2
@@ -257,7 +257,7 @@ def test_n_jobs_sets_torch_threads_inside_fit_and_predict_only():
         return 0.0
 
     model = _quiet_fit(
-        SparseTabNetClassifier(max_epochs=2, n_jobs=n_jobs, scoring=scorer, **FAST),
+        SparseTabNetClassifier(max_epochs=2, n_jobs=n_jobs, scoring=scorer, **fast_params),
         X[:64],
         y[:64],
         X_val=X[64:],
@@ -279,7 +279,7 @@ def test_n_jobs_sets_torch_threads_inside_fit_and_predict_only():
     assert torch.get_num_threads() == before
 
 
-def test_n_jobs_none_leaves_the_thread_count_and_threads_are_restored_on_errors():
+def test_n_jobs_none_leaves_the_thread_count_and_threads_are_restored_on_errors(fast_params):
     X, y = _data()
     before = torch.get_num_threads()
     seen = []
@@ -289,13 +289,13 @@ def test_n_jobs_none_leaves_the_thread_count_and_threads_are_restored_on_errors(
         raise RuntimeError("scorer failed")
 
     with pytest.raises(RuntimeError, match="scorer failed"):
-        SparseTabNetClassifier(max_epochs=2, n_jobs=None, scoring=scorer, **FAST).fit(
+        SparseTabNetClassifier(max_epochs=2, n_jobs=None, scoring=scorer, **fast_params).fit(
             X[:64], y[:64], X_val=X[64:], y_val=y[64:]
         )
     assert seen == [before]
     other = 1 if before != 1 else 2
     with pytest.raises(RuntimeError, match="scorer failed"):
-        SparseTabNetClassifier(max_epochs=2, n_jobs=other, scoring=scorer, **FAST).fit(
+        SparseTabNetClassifier(max_epochs=2, n_jobs=other, scoring=scorer, **fast_params).fit(
             X[:64], y[:64], X_val=X[64:], y_val=y[64:]
         )
     assert seen == [before, other] and torch.get_num_threads() == before
@@ -304,31 +304,31 @@ def test_n_jobs_none_leaves_the_thread_count_and_threads_are_restored_on_errors(
             raise KeyError("inside")
     assert torch.get_num_threads() == before
     with pytest.raises(ValueError, match="n_jobs"):
-        SparseTabNetClassifier(n_jobs=0, **FAST).fit(X, y)
+        SparseTabNetClassifier(n_jobs=0, **fast_params).fit(X, y)
 
 
 # ----- device ---------------------------------------------------------------------------------
-def test_device_auto_and_torch_device(monkeypatch):
+def test_device_auto_and_torch_device(monkeypatch, fast_params):
     X, y = _data()
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    model = _quiet_fit(SparseTabNetClassifier(max_epochs=1, device="auto", **FAST), X, y)
+    model = _quiet_fit(SparseTabNetClassifier(max_epochs=1, device="auto", **fast_params), X, y)
     assert model._device == torch.device("cpu") and model.device == "auto"
     assert next(model.network_.parameters()).device == torch.device("cpu")
-    reference = _quiet_fit(SparseTabNetClassifier(max_epochs=1, device=torch.device("cpu"), **FAST), X, y)
+    reference = _quiet_fit(SparseTabNetClassifier(max_epochs=1, device=torch.device("cpu"), **fast_params), X, y)
     np.testing.assert_array_equal(model.predict_proba(X), reference.predict_proba(X))
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without CUDA")
 @pytest.mark.parametrize("device", ["cuda", "cuda:1", "nowhere", "meta"])
-def test_unavailable_device_is_an_error_not_a_fallback(device):
+def test_unavailable_device_is_an_error_not_a_fallback(device, fast_params):
     X, y = _data()
     with pytest.raises(ValueError, match=rf"device={device!r} is not usable here.*accepted: 'cpu', 'cuda', 'cuda:N'"):
-        SparseTabNetClassifier(max_epochs=1, device=device, **FAST).fit(X, y)
+        SparseTabNetClassifier(max_epochs=1, device=device, **fast_params).fit(X, y)
 
 
-def test_pickle_stores_tensors_for_the_cpu_and_continues_partial_fit():
+def test_pickle_stores_tensors_for_the_cpu_and_continues_partial_fit(fast_params):
     X, y = _data()
-    model = SparseTabNetClassifier(**FAST)
+    model = SparseTabNetClassifier(**fast_params)
     for _ in range(2):
         model.partial_fit(X, y, classes=[0, 1])
     state = model.__getstate__()
@@ -342,9 +342,9 @@ def test_pickle_stores_tensors_for_the_cpu_and_continues_partial_fit():
     np.testing.assert_array_equal(restored.predict_proba(X), model.predict_proba(X))
 
 
-def test_model_fitted_on_a_gpu_unpickles_on_a_cpu_only_machine(monkeypatch):
+def test_model_fitted_on_a_gpu_unpickles_on_a_cpu_only_machine(monkeypatch, fast_params):
     X, y = _data()
-    model = _quiet_fit(SparseTabNetClassifier(max_epochs=2, **FAST), X, y)
+    model = _quiet_fit(SparseTabNetClassifier(max_epochs=2, **fast_params), X, y)
     expected = model.predict_proba(X)
     model._device = torch.device("cuda", 0)  # as recorded by a fit on a GPU
     loads = []

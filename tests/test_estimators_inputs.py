@@ -1,7 +1,6 @@
 """Predict-time input checks: each bad input gets its documented behaviour and a message naming what was expected."""
 
 import numpy as np
-import pandas as pd
 import pytest
 import scipy.sparse
 import torch
@@ -9,30 +8,22 @@ import torch
 import sparsetab._inference
 from sparsetab import SparseTabNetClassifier, SparseTabNetRegressor
 
-FAST = dict(n_d=4, n_a=4, n_steps=2, virtual_batch_size=32, batch_size=64, max_epochs=2, random_state=0)
-
 pytestmark = [
     pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning"),
     pytest.mark.filterwarnings("ignore:X does not have valid feature names:UserWarning"),
 ]
 
 
-def _people(n_rows=120, seed=0):
-    rng = np.random.default_rng(seed)
-    X = pd.DataFrame(
-        {
-            "city": rng.choice(["Paris", "Oslo", "Lima"], n_rows),
-            "age": rng.uniform(20, 70, n_rows),
-            "noise": rng.normal(size=n_rows),
-        }
-    )
-    return X, np.where((X["city"] == "Oslo") | (X["age"] > 55), "yes", "no")
+def _people(make_people_frame, n_rows=120, seed=0):
+    """The people frame without its bool column: city, age and noise; the labels as an array."""
+    X, y = make_people_frame(n_rows, seed)
+    return X.drop(columns="member"), y.to_numpy()
 
 
 @pytest.fixture(scope="module")
-def model():
-    X, y = _people()
-    return SparseTabNetClassifier(**FAST).fit(X, y)
+def model(fast_params, make_people_frame):
+    X, y = _people(make_people_frame)
+    return SparseTabNetClassifier(max_epochs=2, **fast_params).fit(X, y)
 
 
 @pytest.mark.parametrize(
@@ -70,15 +61,15 @@ def model():
         "infinity",
     ],
 )
-def test_bad_predict_inputs_are_refused_with_a_clear_message(model, make_input, error, message):
-    X, _ = _people()
+def test_bad_predict_inputs_are_refused_with_a_clear_message(model, make_input, error, message, make_people_frame):
+    X, _ = _people(make_people_frame)
     for method in (model.predict, model.predict_proba, model.explain):
         with pytest.raises(error, match=message):
             method(make_input(X))
 
 
-def test_unseen_and_missing_categories_and_missing_numbers_are_predicted(model):
-    X, _ = _people(6, seed=1)
+def test_unseen_and_missing_categories_and_missing_numbers_are_predicted(model, make_people_frame):
+    X, _ = _people(make_people_frame, 6, seed=1)
     X.loc[0, "city"] = "Tokyo"  # unseen at fit: reserved code 0
     X.loc[1, "city"] = None  # missing: reserved code 0 too
     X.loc[2, "age"] = np.nan  # missing number: learned fill value
@@ -89,25 +80,27 @@ def test_unseen_and_missing_categories_and_missing_numbers_are_predicted(model):
     np.testing.assert_array_equal(model.transform_inputs(X)[1][:2, 0], [0, 0])
 
 
-def test_numeric_strings_are_refused_at_fit_too():
-    X, y = _people()
+def test_numeric_strings_are_refused_at_fit_too(fast_params, make_people_frame):
+    X, y = _people(make_people_frame)
     with pytest.raises(
         ValueError, match=r"Column 'age' \(dtype .*\) is read as numeric .* holds 120 string value.*pandas.to_numeric"
     ):
-        SparseTabNetClassifier(categorical_features=["city"], **FAST).fit(X.assign(age=X["age"].astype(str)), y)
+        SparseTabNetClassifier(categorical_features=["city"], max_epochs=2, **fast_params).fit(
+            X.assign(age=X["age"].astype(str)), y
+        )
 
 
-def test_infinities_are_counted_over_all_rows_when_predicting_in_batches(model, monkeypatch):
+def test_infinities_are_counted_over_all_rows_when_predicting_in_batches(model, monkeypatch, make_people_frame):
     monkeypatch.setattr(sparsetab._inference, "INFERENCE_BATCH_ROWS", 16)
-    X, _ = _people()
+    X, _ = _people(make_people_frame)
     X.loc[[3, 50, 99], "noise"] = -np.inf
     with pytest.raises(ValueError, match=r"'noise': 3\. "):
         model.predict(X)
 
 
-def test_inputs_are_encoded_in_bounded_slices(model, monkeypatch):
+def test_inputs_are_encoded_in_bounded_slices(model, monkeypatch, make_people_frame):
     monkeypatch.setattr(sparsetab._inference, "INFERENCE_BATCH_ROWS", 40)
-    X, _ = _people(100, seed=2)
+    X, _ = _people(make_people_frame, 100, seed=2)
     sizes = []
     transform = model._tabular_encoding.transform
     monkeypatch.setattr(model._tabular_encoding, "transform", lambda frame: sizes.append(len(frame)) or transform(frame))
@@ -119,10 +112,10 @@ def test_inputs_are_encoded_in_bounded_slices(model, monkeypatch):
     np.testing.assert_allclose(explanation.importances, model.explain(X).importances, atol=1e-6)
 
 
-def test_non_finite_network_outputs_are_an_error_not_nan_predictions():
+def test_non_finite_network_outputs_are_an_error_not_nan_predictions(fast_params):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(100, 3))
-    model = SparseTabNetRegressor(**FAST).fit(X, X[:, 0])
+    model = SparseTabNetRegressor(max_epochs=2, **fast_params).fit(X, X[:, 0])
     huge = X[:5].copy()
     huge[2, 1] = 1e300  # finite, but overflows float32
     with pytest.raises(ValueError, match=r"not finite \(NaN or infinity\) for 1 row\(s\) of a batch, first at row 2"):

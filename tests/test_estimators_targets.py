@@ -10,9 +10,6 @@ from sklearn.utils.class_weight import compute_sample_weight
 
 from sparsetab import SparseTabNetClassifier
 
-FAST = dict(n_d=4, n_a=4, n_steps=2, virtual_batch_size=32, batch_size=64, random_state=0)
-
-
 # Short fits stop at max_epochs on purpose; tests that check the warning use pytest.warns.
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
@@ -32,6 +29,26 @@ def _multioutput(X):
     return pd.DataFrame({"sign": np.where(X[:, 0] > 0, "pos", "neg"), "band": band})
 
 
+# 400 rows and 30 epochs with patience for all of them: the learning tests' bounds sit several standard
+# deviations below the typical result (benchmarks/learning_bounds.py); 200 rows and 15 epochs did not.
+LEARNING = dict(max_epochs=30, n_iter_no_change=30, learning_rate=0.05)
+
+
+def learn_multilabel(fast_params, random_state=0):
+    X = _features(400)
+    y = _multilabel(X)
+    model = SparseTabNetClassifier(**{**fast_params, **LEARNING, "random_state": random_state}).fit(X, y)
+    return model, X, y, {"accuracy of the worst label": (model.predict(X) == y).mean(axis=0).min()}
+
+
+def learn_multioutput(fast_params, random_state=0):
+    X = _features(400)
+    Y = _multioutput(X)
+    model = SparseTabNetClassifier(**{**fast_params, **LEARNING, "random_state": random_state}).fit(X, Y)
+    per_column = (model.predict(X) == Y.to_numpy()).mean(axis=0)
+    return model, X, Y, {"accuracy, column sign": per_column[0], "accuracy, column band": per_column[1]}
+
+
 def test_classifier_tags_announce_multilabel_and_multioutput():
     tags = SparseTabNetClassifier().__sklearn_tags__()
     assert tags.classifier_tags.multi_label
@@ -39,126 +56,121 @@ def test_classifier_tags_announce_multilabel_and_multioutput():
     assert tags.target_tags.single_output
 
 
-def test_multilabel_indicator_learns_with_one_sigmoid_per_label():
-    X = _features(200)
-    y = _multilabel(X)
-    model = SparseTabNetClassifier(max_epochs=15, learning_rate=0.05, **FAST).fit(X, y)
+def test_multilabel_indicator_learns_with_one_sigmoid_per_label(fast_params):
+    model, X, y, learned = learn_multilabel(fast_params)
     np.testing.assert_array_equal(model.classes_, [0, 1, 2])  # as MLPClassifier: the label columns
     assert model.n_outputs_ == 3
     proba = model.predict_proba(X)
-    assert proba.shape == (200, 3) and proba.dtype == np.float64
+    assert proba.shape == (400, 3) and proba.dtype == np.float64
     assert ((proba >= 0) & (proba <= 1)).all()
     assert not np.allclose(proba.sum(axis=1), 1)  # independent sigmoids, not a softmax
     predicted = model.predict(X)
-    assert predicted.shape == (200, 3) and predicted.dtype == np.int64
+    assert predicted.shape == (400, 3) and predicted.dtype == np.int64
     np.testing.assert_array_equal(predicted, (proba > 0.5).astype(int))
-    assert (predicted == y).mean(axis=0).min() > 0.75  # every label learned (chance: about 0.5)
+    assert learned["accuracy of the worst label"] > 0.8  # every label learned (chance: about 0.5); BOUND
     assert model.score(X, y) == pytest.approx(accuracy_score(y, predicted))  # subset accuracy
 
 
-def test_multilabel_loss_is_the_weighted_sum_of_per_label_log_losses():
+def _fit_with_weighted_validation(fast_params, make_target):
+    """Two epochs scored on weighted validation rows: (model, predict_proba(X_val), y_val, w_val)."""
     X, X_val = _features(120, seed=1), _features(60, seed=2)
-    y, y_val = _multilabel(X), _multilabel(X_val)
     w_val = np.linspace(0.5, 2.0, 60)
-    model = SparseTabNetClassifier(max_epochs=2, early_stopping=False, **FAST)
-    model.fit(X, y, X_val=X_val, y_val=y_val, sample_weight_val=w_val)
-    proba = model.predict_proba(X_val)
+    model = SparseTabNetClassifier(max_epochs=2, early_stopping=False, **fast_params)
+    model.fit(X, make_target(X), X_val=X_val, y_val=make_target(X_val), sample_weight_val=w_val)
+    return model, model.predict_proba(X_val), make_target(X_val), w_val
+
+
+def test_multilabel_loss_is_the_weighted_sum_of_per_label_log_losses(fast_params):
+    model, proba, y_val, w_val = _fit_with_weighted_validation(fast_params, _multilabel)
     expected = sum(log_loss(y_val[:, j], proba[:, j], sample_weight=w_val) for j in range(3))
     assert model.validation_scores_[-1] == pytest.approx(-expected, rel=1e-5)
 
 
-def test_multilabel_predict_keeps_the_dtype_of_y_and_accepts_lists():
+def test_multilabel_predict_keeps_the_dtype_of_y_and_accepts_lists(fast_params):
     X = _features(80)
     y = _multilabel(X).astype(bool)
-    predicted = SparseTabNetClassifier(max_epochs=1, **FAST).fit(X, y).predict(X)
+    predicted = SparseTabNetClassifier(max_epochs=1, **fast_params).fit(X, y).predict(X)
     assert predicted.dtype == np.bool_ and predicted.shape == (80, 3)
-    from_lists = SparseTabNetClassifier(max_epochs=1, **FAST).fit(X, y.astype(int).tolist()).predict(X)
+    from_lists = SparseTabNetClassifier(max_epochs=1, **fast_params).fit(X, y.astype(int).tolist()).predict(X)
     np.testing.assert_array_equal(from_lists, predicted.astype(int))
 
 
-def test_multilabel_accuracy_scoring_with_y_val_and_internal_split():
+def test_multilabel_accuracy_scoring_with_y_val_and_internal_split(fast_params):
     X, X_val = _features(150, seed=3), _features(50, seed=4)
     y, y_val = _multilabel(X), _multilabel(X_val)
-    model = SparseTabNetClassifier(max_epochs=3, early_stopping=False, scoring="accuracy", **FAST)
+    model = SparseTabNetClassifier(max_epochs=3, early_stopping=False, scoring="accuracy", **fast_params)
     model.fit(X, y, X_val=X_val, y_val=y_val)
     assert model.validation_scores_[-1] == pytest.approx(accuracy_score(y_val, model.predict(X_val)))
     # early stopping's own split of a 2-D target is not stratified and works
-    split = SparseTabNetClassifier(max_epochs=3, early_stopping=True, scoring="accuracy", **FAST).fit(X, y)
+    split = SparseTabNetClassifier(max_epochs=3, early_stopping=True, scoring="accuracy", **fast_params).fit(X, y)
     assert len(split.validation_scores_) == split.n_iter_
     assert all(0 <= score <= 1 for score in split.validation_scores_)
 
 
-def test_multilabel_class_weight_equals_the_sample_weight_it_stands_for():
+def test_multilabel_class_weight_equals_the_sample_weight_it_stands_for(fast_params):
     X = _features(100)
     y = _multilabel(X)
     for class_weight in ("balanced", [{0: 1.0, 1: 3.0}, {0: 2.0, 1: 1.0}, {0: 1.0, 1: 1.0}]):
-        weighted = SparseTabNetClassifier(max_epochs=2, class_weight=class_weight, **FAST).fit(X, y)
-        explicit = SparseTabNetClassifier(max_epochs=2, **FAST).fit(
+        weighted = SparseTabNetClassifier(max_epochs=2, class_weight=class_weight, **fast_params).fit(X, y)
+        explicit = SparseTabNetClassifier(max_epochs=2, **fast_params).fit(
             X, y, sample_weight=compute_sample_weight(class_weight, y)
         )
         np.testing.assert_allclose(weighted.predict_proba(X), explicit.predict_proba(X), rtol=1e-6)
-    unweighted = SparseTabNetClassifier(max_epochs=2, **FAST).fit(X, y)
+    unweighted = SparseTabNetClassifier(max_epochs=2, **fast_params).fit(X, y)
     assert not np.allclose(weighted.loss_curve_, unweighted.loss_curve_)
 
 
-def test_multioutput_learns_one_softmax_per_column():
-    X = _features(200)
-    Y = _multioutput(X)
-    model = SparseTabNetClassifier(max_epochs=15, learning_rate=0.05, **FAST).fit(X, Y)
+def test_multioutput_learns_one_softmax_per_column(fast_params):
+    model, X, Y, learned = learn_multioutput(fast_params)
     assert model.n_outputs_ == 2
     assert isinstance(model.classes_, list)
     assert model.classes_[0].tolist() == ["neg", "pos"]
     assert model.classes_[1].tolist() == ["low", "mid", "top"]
     assert model.network_.head.out_features == 5  # 2 + 3 concatenated logits
     proba = model.predict_proba(X)
-    assert [p.shape for p in proba] == [(200, 2), (200, 3)]
+    assert [p.shape for p in proba] == [(400, 2), (400, 3)]
     for p in proba:
         np.testing.assert_allclose(p.sum(axis=1), 1.0)
     predicted = model.predict(X)
-    assert predicted.shape == (200, 2) and predicted.dtype == object
+    assert predicted.shape == (400, 2) and predicted.dtype == object
     for k in range(2):
         np.testing.assert_array_equal(predicted[:, k], model.classes_[k][proba[k].argmax(axis=1)])
-    per_column = (predicted == Y.to_numpy()).mean(axis=0)
-    assert per_column[0] > 0.9 and per_column[1] > 0.75  # chance: 0.5 and about 0.38
+    assert learned["accuracy, column sign"] > 0.9  # chance: 0.5; BOUND
+    assert learned["accuracy, column band"] > 0.8  # chance: about 0.38; BOUND
     subset = np.all(predicted == Y.to_numpy(), axis=1).mean()
     assert model.score(X, Y) == pytest.approx(subset)
-    weights = np.arange(200.0)
+    weights = np.arange(400.0)
     expected = np.average(np.all(predicted == Y.to_numpy(), axis=1), weights=weights)
     assert model.score(X, Y, sample_weight=weights) == pytest.approx(expected)
 
 
-def test_multioutput_loss_is_the_sum_of_per_column_cross_entropies():
-    X, X_val = _features(120, seed=1), _features(60, seed=2)
-    Y, Y_val = _multioutput(X), _multioutput(X_val)
-    w_val = np.linspace(0.5, 2.0, 60)
-    model = SparseTabNetClassifier(max_epochs=2, early_stopping=False, **FAST)
-    model.fit(X, Y, X_val=X_val, y_val=Y_val, sample_weight_val=w_val)
-    proba = model.predict_proba(X_val)
+def test_multioutput_loss_is_the_sum_of_per_column_cross_entropies(fast_params):
+    model, proba, Y_val, w_val = _fit_with_weighted_validation(fast_params, _multioutput)
     expected = sum(
         log_loss(Y_val.iloc[:, k], proba[k], labels=model.classes_[k], sample_weight=w_val) for k in range(2)
     )
     assert model.validation_scores_[-1] == pytest.approx(-expected, rel=1e-5)
 
 
-def test_multioutput_string_labels_keep_their_dtype_and_default_scoring_works():
+def test_multioutput_string_labels_keep_their_dtype_and_default_scoring_works(fast_params):
     X = _features(80)
     Y = np.column_stack([np.where(X[:, 0] > 0, "pos", "neg"), np.where(X[:, 1] > 0, "hi", "lo")])
-    model = SparseTabNetClassifier(max_epochs=2, **FAST).fit(X, Y)
+    model = SparseTabNetClassifier(max_epochs=2, **fast_params).fit(X, Y)
     assert model.predict(X).dtype == Y.dtype
     assert [c.tolist() for c in model.classes_] == [["neg", "pos"], ["hi", "lo"]]
-    scores = cross_val_score(SparseTabNetClassifier(max_epochs=2, **FAST), X, Y, cv=KFold(2))
+    scores = cross_val_score(SparseTabNetClassifier(max_epochs=2, **fast_params), X, Y, cv=KFold(2))
     assert scores.shape == (2,) and ((0 <= scores) & (scores <= 1)).all()
     # early stopping on the default loss with its own (unstratified) split
-    split = SparseTabNetClassifier(max_epochs=3, early_stopping=True, **FAST).fit(X, Y)
+    split = SparseTabNetClassifier(max_epochs=3, early_stopping=True, **fast_params).fit(X, Y)
     assert len(split.validation_scores_) == split.n_iter_
 
 
-def test_multioutput_class_weight():
+def test_multioutput_class_weight(fast_params):
     X = _features(100)
     Y = _multioutput(X)
     class_weight = [{"neg": 1.0, "pos": 2.0}, {"low": 3.0, "mid": 1.0, "top": 1.0}]
-    weighted = SparseTabNetClassifier(max_epochs=2, class_weight=class_weight, **FAST).fit(X, Y)
-    explicit = SparseTabNetClassifier(max_epochs=2, **FAST).fit(
+    weighted = SparseTabNetClassifier(max_epochs=2, class_weight=class_weight, **fast_params).fit(X, Y)
+    explicit = SparseTabNetClassifier(max_epochs=2, **fast_params).fit(
         X, Y, sample_weight=compute_sample_weight(class_weight, Y.to_numpy())
     )
     for a, b in zip(weighted.predict_proba(X), explicit.predict_proba(X)):
@@ -173,17 +185,17 @@ def test_multioutput_class_weight():
         ([{0: 1.0, 1: 2.0}], "binary", "for a 1-D y give a dict"),
     ],
 )
-def test_class_weight_errors_name_the_accepted_forms(class_weight, y_kind, message):
+def test_class_weight_errors_name_the_accepted_forms(class_weight, y_kind, message, fast_params):
     X = _features(40)
     y = _multilabel(X) if y_kind == "multilabel" else _multilabel(X)[:, 0]
     with pytest.raises(ValueError, match=message):
-        SparseTabNetClassifier(max_epochs=1, class_weight=class_weight, **FAST).fit(X, y)
+        SparseTabNetClassifier(max_epochs=1, class_weight=class_weight, **fast_params).fit(X, y)
 
 
-def test_target_errors():
+def test_target_errors(fast_params):
     X = _features(40)
     y = _multilabel(X)
-    model = SparseTabNetClassifier(max_epochs=1, **FAST)
+    model = SparseTabNetClassifier(max_epochs=1, **fast_params)
     with pytest.raises(ValueError, match="values \\[2, 3\\]; it must hold 0 and 1 only"):
         model.fit(X, y + 2)  # type_of_target calls this a label indicator matrix too
     with pytest.raises(ValueError, match="y_val has shape \\(40, 2\\).* fitted on y with 3 output column"):
@@ -205,16 +217,16 @@ def test_target_errors():
         model.fit(X, X[:, :2])  # continuous-multioutput
     with pytest.raises(ValueError, match="Found array with dim 3"):
         model.fit(X, np.zeros((40, 1, 2)))
-    fitted = SparseTabNetClassifier(max_epochs=1, **FAST).fit(X, Y)
+    fitted = SparseTabNetClassifier(max_epochs=1, **fast_params).fit(X, Y)
     with pytest.raises(ValueError, match="fitted on 2 output columns"):
         fitted.score(X, Y["sign"])
 
 
-def test_single_column_2d_y_is_a_1d_target_with_a_warning():
+def test_single_column_2d_y_is_a_1d_target_with_a_warning(fast_params):
     X = _features(60)
     y = _multilabel(X)[:, :1]
     with pytest.warns(DataConversionWarning):
-        model = SparseTabNetClassifier(max_epochs=1, **FAST).fit(X, y)
+        model = SparseTabNetClassifier(max_epochs=1, **fast_params).fit(X, y)
     np.testing.assert_array_equal(model.classes_, [0, 1])
     assert model.n_outputs_ == 1
     assert model.predict(X).shape == (60,)

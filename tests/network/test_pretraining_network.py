@@ -78,11 +78,14 @@ def test_obfuscation_is_drawn_at_the_ratio_and_fixed_in_evaluation_mode():
     assert not torch.equal(first, network(x)[0])
 
 
-def test_training_lowers_the_reconstruction_loss_and_every_parameter_learns():
-    network = _network()
+def train_reconstruction(seed=0):
+    """150 Adam steps on 128 rows; returns the network and its eval-mode loss after / before."""
+    torch.manual_seed(seed)
+    encoder = TabNet([None, 4, None], [1, 2, 1], output_dim=1, virtual_batch_size=16)
+    network = PretrainingNetwork(encoder, virtual_batch_size=16)
     x = _inputs(128)
     x[:, 2] = 2.0 * x[:, 0]  # a learnable relation between the numeric columns
-    network.training_generator = torch.Generator().manual_seed(0)
+    network.training_generator = torch.Generator().manual_seed(seed)
     optimizer = torch.optim.Adam(network.parameters(), lr=0.02)
     network.eval()
     before = network(x)[0].mean().item()
@@ -93,7 +96,12 @@ def test_training_lowers_the_reconstruction_loss_and_every_parameter_learns():
         (loss.mean() + 1e-3 * sparsity).backward()
         optimizer.step()
     network.eval()
-    assert network(x)[0].mean().item() < 0.5 * before
+    return network, network(x)[0].mean().item() / before
+
+
+def test_training_lowers_the_reconstruction_loss_and_every_parameter_learns():
+    network, ratio = train_reconstruction()
+    assert ratio < 0.5  # BOUND
     decoder = [name for name, parameter in network.named_parameters() if not name.startswith("encoder.")]
     assert decoder and all(network.get_parameter(name).grad is not None for name in decoder)
 

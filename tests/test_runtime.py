@@ -1,0 +1,219 @@
+"""Tests of sparsetab._runtime: torch threads, devices, and pickling of torch state.
+
+tests/test_estimators_fitting.py covers these through the estimators (n_jobs in fit and predict,
+a KeyError inside ``torch_threads``, the devices 'cuda', 'cuda:1', 'nowhere' and 'meta' at fit, and
+an estimator unpickled with ``device_available`` patched); here the functions and the mixin are
+called directly, on the paths those tests do not take.
+"""
+
+import pickle
+import warnings
+
+import joblib
+import pytest
+import torch
+from sklearn.base import BaseEstimator
+from torch import nn
+
+import sparsetab._runtime
+from sparsetab._runtime import TorchStatePickleMixin, device_available, resolve_device, torch_threads
+
+needs_no_cuda = pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without CUDA")
+
+
+# ----- torch_threads -----------------------------------------------------------------------
+@pytest.fixture
+def threads():
+    """Start from a known thread count (1) and put back whatever a test leaves."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield 1
+    torch.set_num_threads(before)
+
+
+def test_torch_threads_sets_the_count_inside_and_restores_it(threads):
+    with torch_threads(2):
+        assert torch.get_num_threads() == 2
+    assert torch.get_num_threads() == threads
+    with torch_threads(None):
+        assert torch.get_num_threads() == threads
+    assert torch.get_num_threads() == threads
+
+
+def test_nested_torch_threads_restore_each_level_also_on_an_exception(threads):
+    with pytest.raises(ZeroDivisionError):
+        with torch_threads(2):
+            with torch_threads(3):
+                assert torch.get_num_threads() == 3
+                with torch_threads(None):
+                    assert torch.get_num_threads() == 3
+            assert torch.get_num_threads() == 2
+            with torch_threads(-1):
+                1 / 0
+    assert torch.get_num_threads() == threads
+
+
+@pytest.mark.parametrize("n_jobs", [-1, -2, -3, -1000])
+def test_negative_n_jobs_count_back_from_the_cpus_as_in_joblib(threads, n_jobs):
+    expected = joblib.effective_n_jobs(n_jobs)  # -1: all CPUs, -2: all but one, never fewer than 1
+    assert expected == max(1, joblib.cpu_count() + 1 + n_jobs)
+    with torch_threads(n_jobs):
+        assert torch.get_num_threads() == expected
+    assert torch.get_num_threads() == threads
+
+
+# ----- device_available and resolve_device -------------------------------------------------
+def test_device_available_on_the_cpu():
+    assert device_available(torch.device("cpu")) is True
+
+
+@needs_no_cuda
+@pytest.mark.parametrize("device", ["cuda", "cuda:0", "xpu", "mps"])
+def test_device_available_is_false_for_backends_torch_lacks_here(device):
+    # cuda and xpu raise AssertionError ("Torch not compiled with ... enabled"), mps a NotImplementedError:
+    # both answer False, never an exception.
+    assert device_available(torch.device(device)) is False
+
+
+@pytest.mark.parametrize("requested", ["cpu", torch.device("cpu"), "cpu:0"])
+def test_resolve_device_cpu(requested):
+    device = resolve_device(requested)
+    assert isinstance(device, torch.device) and device.type == "cpu"
+    assert device == torch.device(requested)
+
+
+def test_resolve_device_auto_is_the_cpu_without_cuda_and_cuda_with_it(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert resolve_device("auto") == torch.device("cpu")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(sparsetab._runtime, "device_available", lambda device: True)
+    assert resolve_device("auto") == torch.device("cuda")
+
+
+@needs_no_cuda
+def test_resolve_device_auto_names_auto_when_the_cuda_it_picks_is_unusable(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)  # reported, but no CUDA in this torch build
+    with pytest.raises(ValueError) as excinfo:
+        resolve_device("auto")
+    assert excinfo.type is ValueError
+    assert str(excinfo.value).startswith("device='auto' is not usable here (no such device is available to torch ")
+
+
+@pytest.mark.parametrize(
+    "requested, reason",
+    [
+        ("CPU", "Expected one of cpu"),  # device types are lower case
+        ("cuda:x", "Invalid device string: 'cuda:x'"),
+        ("cuda:-1", "Invalid device string: 'cuda:-1'"),
+        ("", None),
+        (None, None),  # TypeError inside torch.device
+        (1.5, None),
+    ],
+)
+def test_resolve_device_rejects_a_malformed_device_naming_it(requested, reason):
+    with pytest.raises(ValueError) as excinfo:
+        resolve_device(requested)
+    assert excinfo.type is ValueError
+    message = str(excinfo.value)
+    assert message.startswith(f"device={requested!r} is not usable here (")
+    assert message.endswith(
+        "accepted: 'cpu', 'cuda', 'cuda:N', 'auto' (cuda when available, else cpu) or a torch.device."
+    )
+    if reason is not None:
+        assert reason in message
+    assert isinstance(excinfo.value.__cause__, (RuntimeError, TypeError))  # raised from torch's error
+
+
+@needs_no_cuda
+@pytest.mark.parametrize("requested", [torch.device("cuda", 0), "cuda:3", "xpu", "mps", torch.device("meta")])
+def test_resolve_device_rejects_an_unavailable_device_naming_it(requested):
+    with pytest.raises(ValueError) as excinfo:
+        resolve_device(requested)
+    assert excinfo.type is ValueError
+    message = str(excinfo.value)
+    assert message.startswith(
+        f"device={requested!r} is not usable here (no such device is available to torch {torch.__version__})"
+    )
+    assert "accepted: 'cpu', 'cuda', 'cuda:N', 'auto'" in message
+
+
+# ----- TorchStatePickleMixin ---------------------------------------------------------------
+class Holder(TorchStatePickleMixin, BaseEstimator):
+    """A small estimator-like object: a parameter, and fitted torch state set by hand."""
+
+    def __init__(self, width=3):
+        self.width = width
+
+
+def _fitted(device=None):
+    torch.manual_seed(0)
+    holder = Holder()
+    holder.network_ = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
+    optimizer = torch.optim.Adam(holder.network_.parameters())
+    holder.network_(torch.randn(5, 3)).sum().backward()
+    optimizer.step()
+    holder._optimizer_state = optimizer.state_dict()
+    holder._shuffle_state = torch.Generator().manual_seed(7).get_state()
+    holder.n_iter_ = 1
+    if device is not None:
+        holder._device = torch.device(device)
+    return holder
+
+
+def test_pickle_round_trip_of_torch_state():
+    holder = _fitted()
+    state = holder.__getstate__()
+    assert not set(sparsetab._runtime.TORCH_STATE_KEYS) & set(state)
+    assert isinstance(state["_torch_state"], bytes) and state["n_iter_"] == 1 and state["width"] == 3
+    assert holder.network_ is not None  # __getstate__ leaves the object as it was
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        restored = pickle.loads(pickle.dumps(holder))
+    assert "_torch_state" not in vars(restored)
+    assert restored.n_iter_ == 1 and restored.get_params() == {"width": 3}
+    x = torch.randn(6, 3)
+    torch.testing.assert_close(restored.network_(x), holder.network_(x), rtol=0, atol=0)
+    for original, copy in zip(holder.network_.parameters(), restored.network_.parameters()):
+        assert copy is not original and copy.device.type == "cpu"
+    step = restored._optimizer_state["state"][0]
+    torch.testing.assert_close(step["exp_avg"], holder._optimizer_state["state"][0]["exp_avg"], rtol=0, atol=0)
+    torch.testing.assert_close(restored._shuffle_state, holder._shuffle_state, rtol=0, atol=0)
+
+
+def test_pickle_without_torch_state_stores_no_blob():
+    holder = Holder(width=5)
+    holder.n_iter_ = 0
+    assert "_torch_state" not in holder.__getstate__()
+    restored = pickle.loads(pickle.dumps(holder))
+    assert vars(restored) == vars(holder)
+
+
+def test_pickle_with_a_cpu_device_keeps_it_without_a_warning():
+    holder = _fitted("cpu")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        restored = pickle.loads(pickle.dumps(holder))
+    assert restored._device == torch.device("cpu")
+
+
+@needs_no_cuda
+def test_unpickling_where_the_fitted_device_is_missing_warns_and_loads_on_the_cpu():
+    # Really unavailable here (CPU-only machine), no patching: the state was saved from CPU tensors with
+    # a recorded GPU device, as a model fitted on a GPU and moved to the CPU before pickling would be.
+    holder = _fitted("cuda:0")
+    blob = pickle.dumps(holder)
+    with pytest.warns(UserWarning) as record:
+        restored = pickle.loads(blob)
+    messages = [str(warning.message) for warning in record if warning.category is UserWarning]
+    assert messages == [
+        "This Holder was fitted on device 'cuda:0', which is not available here; its network was loaded on the "
+        "CPU, where it predicts. To train it further, set device='cpu' (or an available device)."
+    ]
+    assert restored._device == torch.device("cpu")
+    assert all(parameter.device.type == "cpu" for parameter in restored.network_.parameters())
+    x = torch.randn(4, 3)
+    torch.testing.assert_close(restored.network_(x), holder.network_(x), rtol=0, atol=0)
+    # The restored object records the CPU: pickling it again gives no warning.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        pickle.loads(pickle.dumps(restored))
