@@ -97,7 +97,7 @@ CASES = [
         "test_estimators_targets.py::test_multioutput_learns_one_softmax_per_column",
         "400 rows, 30 epochs, lr 0.05",
         lambda seed: targets.learn_multioutput(FAST, seed)[3],
-        {"accuracy, column sign": (">", 0.9), "accuracy, column band": (">", 0.8)},
+        {"accuracy, column sign": (">", 0.9), "accuracy, column band": (">", 0.75)},
     ),
     (
         "test_estimators.py::test_tiny_data_set_learns",
@@ -135,8 +135,8 @@ CASES = [
         lambda seed: missing.learn_missingness(FAST, seed)[3],
         {
             "test accuracy": (">=", 0.95),
-            "share of test rows with signal importance > 0": (">", 0.9),
-            "mean signal importance": (None, None),
+            "share of test rows with signal importance > 0": (None, None),
+            "mean signal importance": (">", 0.1),
         },
     ),
     (

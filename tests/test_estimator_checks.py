@@ -15,7 +15,8 @@ from sparsetab import SparseTabNetClassifier, SparseTabNetPretrainer, SparseTabN
 FAST = dict(n_d=4, n_a=4, n_steps=1, n_shared=1, n_independent=1, virtual_batch_size=32, batch_size=64, random_state=0)
 # Small and quick, but enough epochs for the checks that demand a fitted model of some quality, as
 # scikit-learn does for its MLP: check_classifiers_train asserts training accuracy > 0.83 and
-# check_regressors_train R^2 > 0.5. Bounds from benchmarks/results/learning_bounds.md: BOUNDS_CHECKS.
+# check_regressors_train R^2 > 0.5. Over 30 seeds (benchmarks/results/learning_bounds.md) the accuracies
+# average 0.967 (sd 0.011) and 0.927 (sd 0.009), the R^2 0.771 (sd 0.045).
 TRAINED = (SparseTabNetClassifier(max_epochs=30, **FAST), SparseTabNetRegressor(max_epochs=30, **FAST))
 
 # Reasons are part of the contract: each expected failure says why it cannot pass.

@@ -35,15 +35,18 @@ def learn_missingness(fast_params, random_state=0):
 
 def test_missingness_is_learned_and_charged_to_its_column(fast_params):
     model, X_test, y_test, learned = learn_missingness(fast_params)
-    assert learned["test accuracy"] >= 0.95  # BOUND
+    assert (
+        learned["test accuracy"] >= 0.95
+    )  # bound from benchmarks/results/learning_bounds.md: 1.0 in all 30 seeds (chance: 0.5)
     explanation = model.explain(X_test)
     assert explanation.importances.shape == (200, 3)  # one value per input column, the indicator included
     np.testing.assert_allclose(explanation.importances.sum(axis=1), 1.0, rtol=1e-5)
     assert list(explanation.feature_names) == ["noise_1", "signal", "noise_2"]
-    # Only the indicator tells the label, and its attention is charged to "signal": the rows it decides give
-    # "signal" a share. How large a share is not learned reliably (the masks may keep weight on the noise
-    # columns: the mean share ranged 0.24-0.78 over seeds), so the test asks for a share, not a majority.
-    assert learned["share of test rows with signal importance > 0"] > 0.9  # BOUND
+    # Only the indicator tells the label, and its attention is charged to "signal". How large a share the masks
+    # give it is not learned reliably (they may keep weight on the noise columns; its argmax over the columns
+    # failed for some seeds), so the test asks for a clear share, not a majority.
+    # bound from benchmarks/results/learning_bounds.md: mean 0.652, sd 0.14, min 0.26 over 30 seeds
+    assert learned["mean signal importance"] > 0.1
 
 
 def test_numpy_input_with_nan_and_predict_time_nan_in_a_column_complete_at_fit(fast_params):

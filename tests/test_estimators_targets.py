@@ -67,7 +67,9 @@ def test_multilabel_indicator_learns_with_one_sigmoid_per_label(fast_params):
     predicted = model.predict(X)
     assert predicted.shape == (400, 3) and predicted.dtype == np.int64
     np.testing.assert_array_equal(predicted, (proba > 0.5).astype(int))
-    assert learned["accuracy of the worst label"] > 0.8  # every label learned (chance: about 0.5); BOUND
+    assert (
+        learned["accuracy of the worst label"] > 0.8
+    )  # chance: about 0.5; bound from benchmarks/results/learning_bounds.md: mean 0.953, sd 0.021 over 30 seeds
     assert model.score(X, y) == pytest.approx(accuracy_score(y, predicted))  # subset accuracy
 
 
@@ -135,8 +137,11 @@ def test_multioutput_learns_one_softmax_per_column(fast_params):
     assert predicted.shape == (400, 2) and predicted.dtype == object
     for k in range(2):
         np.testing.assert_array_equal(predicted[:, k], model.classes_[k][proba[k].argmax(axis=1)])
-    assert learned["accuracy, column sign"] > 0.9  # chance: 0.5; BOUND
-    assert learned["accuracy, column band"] > 0.8  # chance: about 0.38; BOUND
+    assert (
+        learned["accuracy, column sign"] > 0.9
+    )  # chance: 0.5; bound from benchmarks/results/learning_bounds.md: mean 0.981, sd 0.014 over 30 seeds
+    # chance: about 0.38; bound from benchmarks/results/learning_bounds.md: mean 0.919, sd 0.031 over 30 seeds
+    assert learned["accuracy, column band"] > 0.75
     subset = np.all(predicted == Y.to_numpy(), axis=1).mean()
     assert model.score(X, Y) == pytest.approx(subset)
     weights = np.arange(400.0)

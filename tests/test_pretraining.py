@@ -72,10 +72,15 @@ def pretrainer(fitted_pretrainer):
 def test_reconstruction_loss_decreases_and_beats_the_mean(fitted_pretrainer):
     pretrainer, learned = fitted_pretrainer
     assert pretrainer.n_iter_ == 40
-    assert learned["loss last / first"] < 0.5  # BOUND
+    assert (
+        learned["loss last / first"] < 0.5
+    )  # bound from benchmarks/results/learning_bounds.md: mean 0.169, sd 0.082, max 0.298 over 30 seeds
     # predicting each hidden column's mean scores about 1 (each column is scaled by its variance)
-    assert learned["test reconstruction score"] < 0.5  # BOUND
-    assert learned["untrained / trained score"] > 2  # BOUND
+    assert (
+        learned["test reconstruction score"] < 0.5
+    )  # bound from benchmarks/results/learning_bounds.md: mean 0.132, sd 0.030 over 30 seeds
+    # bound from benchmarks/results/learning_bounds.md: heavy-tailed, min 3.29 and max 413 over 30 seeds
+    assert learned["untrained / trained score"] > 2
 
 
 def test_transform_gives_the_encoder_embedding_with_feature_names(pretrainer):
@@ -162,8 +167,11 @@ def test_fine_tuned_models_regress_pickle_and_save(pretrainer, tmp_path):
 def test_constant_and_rarely_missing_columns_keep_the_loss_on_its_scale():
     # A zero batch variance must not blow the standardised loss up (it would reach 1e6 and more).
     _, learned = learn_constant_columns()
-    assert learned["largest epoch loss"] < 10  # BOUND
-    assert learned["reconstruction score"] < 10  # BOUND
+    # Seed 0 (this test) stays near 1, but benchmarks/results/learning_bounds.md shows other seeds reaching a
+    # largest epoch loss of 94 and a score of 101 (mean 5.1 and 13.2 over 30 seeds): a package issue, reported
+    # and left unchanged here, as a larger bound would hide it.
+    assert learned["largest epoch loss"] < 10
+    assert learned["reconstruction score"] < 10
 
 
 def test_transform_refuses_to_return_nan_embeddings(pretrainer):

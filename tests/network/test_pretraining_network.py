@@ -101,7 +101,7 @@ def train_reconstruction(seed=0):
 
 def test_training_lowers_the_reconstruction_loss_and_every_parameter_learns():
     network, ratio = train_reconstruction()
-    assert ratio < 0.5  # BOUND
+    assert ratio < 0.5  # bound from benchmarks/results/learning_bounds.md: mean 0.211, sd 0.046 over 30 seeds
     decoder = [name for name, parameter in network.named_parameters() if not name.startswith("encoder.")]
     assert decoder and all(network.get_parameter(name).grad is not None for name in decoder)
 
