@@ -11,8 +11,9 @@ runs no code from the file. It holds:
 * ``metadata``: a JSON document with the versions of sparsetab, torch, scikit-learn and numpy
   that wrote it, the estimator class, its parameters and its fitted state (classes, categories,
   feature names, importances, history, the tabular encoding's statistics (under the key
-  ``encoder``, its name in format version 1) and the network's configuration); values JSON cannot hold (numpy arrays and dtypes, non-string dict keys,
-  tuples, tensors) are written as small tagged objects;
+  ``encoder``, its name in format version 1) and the network's configuration); values JSON
+  cannot hold (numpy arrays and dtypes, non-string dict keys, tuples, tensors) are written as
+  small tagged objects;
 * ``tensors``: the network's weights and buffers, the optimizer state and the shuffling
   generator's state, referred to from the metadata by name;
 * ``sha256``: a digest of the metadata and of every tensor's bytes, checked on load, so a

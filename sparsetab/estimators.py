@@ -148,7 +148,7 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
         the CPU (with a warning).
     pretrained : SparseTabNetPretrainer, FrozenEstimator of one, or None, default=None
         A fitted :class:`~sparsetab.pretraining.SparseTabNetPretrainer`: ``fit`` then starts
-        from its encoder weights (the head is new) and uses its column encoding and
+        from its encoder weights (the head is new) and uses its tabular encoding and
         categories. Its architecture parameters (n_d, n_a, n_steps, gamma, n_independent,
         n_shared, entmax_mode, entmax_alpha, categorical_features, cat_emb_dim,
         grouped_features) and X's columns must match, else ``fit`` raises a ValueError.
@@ -538,7 +538,7 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
         the CPU (with a warning).
     pretrained : SparseTabNetPretrainer, FrozenEstimator of one, or None, default=None
         A fitted :class:`~sparsetab.pretraining.SparseTabNetPretrainer`: ``fit`` then starts
-        from its encoder weights (the head is new) and uses its column encoding and
+        from its encoder weights (the head is new) and uses its tabular encoding and
         categories. Its architecture parameters (n_d, n_a, n_steps, gamma, n_independent,
         n_shared, entmax_mode, entmax_alpha, categorical_features, cat_emb_dim,
         grouped_features) and X's columns must match, else ``fit`` raises a ValueError.

@@ -41,7 +41,7 @@ class SparseTabNetPretrainer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, 
     reconstructed through their embeddings). ``transform(X)`` returns the encoder's decision
     embedding ``sum_i ReLU(d_i)``. A :class:`SparseTabNetClassifier` or
     :class:`SparseTabNetRegressor` built with ``pretrained=`` this (fitted) pretrainer starts
-    from its encoder, its column encoding and its categories.
+    from its encoder, its tabular encoding and its categories.
 
     Parameters
     ----------
