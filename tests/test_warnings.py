@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 import torch
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.model_selection import GridSearchCV, KFold
 from sklearn.pipeline import Pipeline
 
 from sparsetab import SparseTabNetClassifier, SparseTabNetPretrainer, SparseTabNetRegressor
@@ -73,6 +74,14 @@ def test_fit_warnings_name_the_callers_line(case, through):
     make_estimator, fit, category, match = CASES[case]
     call = _direct_and_pipeline(make_estimator, fit)[through == "pipeline"]
     for record in _recorded(call, category, match):
+        assert record.filename == __file__
+
+
+def test_a_search_reports_the_warnings_at_the_callers_line():
+    search = GridSearchCV(
+        SparseTabNetClassifier(max_epochs=1, **SMALL), {"entmax_mode": ["sparsemax"]}, cv=KFold(2), n_jobs=1
+    )
+    for record in _recorded(lambda: search.fit(X, y), ConvergenceWarning, "max_epochs=1 reached"):
         assert record.filename == __file__
 
 
