@@ -92,7 +92,13 @@ def test_entmax_scalar_tensor_alpha_gradient(alpha):
 )
 def test_entmax_random_inputs(shape, alpha, scale, seed):
     X = scale * seeded(*shape, seed=seed)
-    assert_close(entmax_bisect(X, alpha), entmax.entmax_bisect(X, alpha), **TOL)
+    # p = z ** (1 / (alpha - 1)) with z = (alpha - 1) x - tau, and tau is only known to float64 resolution (both
+    # bisections stop within a few dozen eps * |z| of it; 64 eps: diff / atol at most 0.49 over 38,400 inputs):
+    # near the edge of the support an error of eps * |z| in tau moves p by up to (eps * |z|) ** (1 / (alpha - 1)),
+    # about 1e-4 at alpha = 5. Below alpha = 3 that is under 1e-6, the tolerance of the other comparisons.
+    resolution = 64 * torch.finfo(X.dtype).eps * float((alpha - 1) * X.abs().max())
+    atol = max(TOL["atol"], resolution ** (1 / (alpha - 1)))
+    assert_close(entmax_bisect(X, alpha), entmax.entmax_bisect(X, alpha), atol=atol, rtol=0)
 
 
 @pytest.mark.parametrize("training", [True, False], ids=["train", "export"])
