@@ -1,7 +1,12 @@
 """Every warning sparsetab emits names the user's line (sparsetab._warnings), directly and through a Pipeline."""
 
+import contextlib
+import os
 import pickle
 import warnings
+
+import joblib
+import sklearn
 
 import numpy as np
 import pandas as pd
@@ -83,6 +88,29 @@ def test_a_search_reports_the_warnings_at_the_callers_line():
     )
     for record in _recorded(lambda: search.fit(X, y), ConvergenceWarning, "max_epochs=1 reached"):
         assert record.filename == __file__
+
+
+def test_standard_library_frames_between_the_user_and_sparsetab_are_skipped():
+    # contextlib's ExitStack calls fit from its own (pure Python) __exit__: the warning still names this line.
+    def fit_on_exit():
+        with contextlib.ExitStack() as stack:
+            stack.callback(SparseTabNetClassifier(max_epochs=1, **SMALL).fit, X, y)
+
+    for record in _recorded(fit_on_exit, ConvergenceWarning, "max_epochs=1 reached"):
+        assert record.filename == __file__
+
+
+def test_without_a_user_frame_the_warning_names_the_library_line_that_called_fit():
+    # A worker thread of a parallel search runs no code of the user's: rather than a line of the standard
+    # library's thread pool, the warning names the first frame outside sparsetab (scikit-learn's).
+    search = GridSearchCV(
+        SparseTabNetClassifier(max_epochs=1, **SMALL), {"n_steps": [1, 2]}, cv=KFold(2), n_jobs=2
+    )
+    with joblib.parallel_backend("threading"):
+        records = _recorded(lambda: search.fit(X, y), ConvergenceWarning, "max_epochs=1 reached")
+    in_workers = [record for record in records if record.filename != __file__]  # the refit runs here
+    assert in_workers
+    assert all(record.filename.startswith(os.path.dirname(sklearn.__file__)) for record in in_workers)
 
 
 def _interrupting_scorer():
