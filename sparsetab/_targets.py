@@ -416,7 +416,9 @@ def fit_classification_kind(y, name="y"):
         return MulticlassMultioutput([np.unique(y[:, k]) for k in range(y.shape[1])], y.dtype)
     classes = np.unique(y)
     if len(classes) < 2:
-        raise ValueError(f"y contains only one class ({classes[0]!r}); a classifier needs samples of at least 2 classes.")
+        raise ValueError(
+            f"y contains only one class ({classes[0]!r}); a classifier needs samples of at least 2 classes."
+        )
     return ClassLabels(classes, y.dtype, target_type)
 
 
@@ -575,6 +577,4 @@ def continuous_kind(estimator):
     -------
     ContinuousTargets
     """
-    return ContinuousTargets(
-        estimator.n_outputs_, estimator._y_ndim, estimator.target_mean_, estimator.target_scale_
-    )
+    return ContinuousTargets(estimator.n_outputs_, estimator._y_ndim, estimator.target_mean_, estimator.target_scale_)

@@ -29,7 +29,9 @@ def _load_pickle(name):
         return pickle.load(file)
 
 
-@pytest.mark.parametrize("loader", [lambda: load_model(DATA / "classifier.sparsetab"), lambda: _load_pickle("classifier")])
+@pytest.mark.parametrize(
+    "loader", [lambda: load_model(DATA / "classifier.sparsetab"), lambda: _load_pickle("classifier")]
+)
 def test_saved_classifier_predicts_and_explains_as_before(loader):
     model = loader()
     assert isinstance(model, SparseTabNetClassifier)
@@ -42,7 +44,9 @@ def test_saved_classifier_predicts_and_explains_as_before(loader):
     assert model.n_iter_ == 3
 
 
-@pytest.mark.parametrize("loader", [lambda: load_model(DATA / "regressor.sparsetab"), lambda: _load_pickle("regressor")])
+@pytest.mark.parametrize(
+    "loader", [lambda: load_model(DATA / "regressor.sparsetab"), lambda: _load_pickle("regressor")]
+)
 def test_saved_regressor_predicts_as_before(loader):
     model = loader()
     assert isinstance(model, SparseTabNetRegressor)

@@ -103,7 +103,9 @@ def test_inputs_are_encoded_in_bounded_slices(model, monkeypatch, make_people_fr
     X, _ = _people(make_people_frame, 100, seed=2)
     sizes = []
     transform = model._tabular_encoding.transform
-    monkeypatch.setattr(model._tabular_encoding, "transform", lambda frame: sizes.append(len(frame)) or transform(frame))
+    monkeypatch.setattr(
+        model._tabular_encoding, "transform", lambda frame: sizes.append(len(frame)) or transform(frame)
+    )
     proba = model.predict_proba(X)
     explanation = model.explain(X)
     assert sizes == [40, 40, 20] * 2

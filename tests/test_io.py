@@ -40,7 +40,9 @@ def test_an_unknown_estimator_class_is_refused(regressor, tmp_path, monkeypatch)
     path = model.save_model(tmp_path / "model.sparsetab")
     contents = read_model(path)
     monkeypatch.setattr("sparsetab.io.read_model", lambda _: {**contents, "estimator": "Pipeline"})
-    with pytest.raises(ValueError, match=r"unknown estimator 'Pipeline'.*\['SparseTabNetClassifier', 'SparseTabNetRegressor'\]"):
+    with pytest.raises(
+        ValueError, match=r"unknown estimator 'Pipeline'.*\['SparseTabNetClassifier', 'SparseTabNetRegressor'\]"
+    ):
         load_model(path)
 
 

@@ -85,7 +85,13 @@ def test_network_config_casts_to_plain_values():
 def test_training_config_reads_the_training_parameters():
     model = SparseTabNetRegressor(batch_size=7, max_epochs=9, tol=0.5, lambda_sparse=0.25, verbose=2)
     config = training_config(model, early_stopping=True, epoch_offset=3)
-    assert (config.batch_size, config.max_epochs, config.tol, config.lambda_sparse, config.verbose) == (7, 9, 0.5, 0.25, 2)
+    assert (config.batch_size, config.max_epochs, config.tol, config.lambda_sparse, config.verbose) == (
+        7,
+        9,
+        0.5,
+        0.25,
+        2,
+    )
     assert config.early_stopping and not config.incremental and config.epoch_offset == 3
     incremental = training_config(model, early_stopping=False, incremental=True)
     assert incremental.max_epochs == 1 and incremental.incremental

@@ -6,11 +6,10 @@ import pickle
 import warnings
 
 import joblib
-import sklearn
-
 import numpy as np
 import pandas as pd
 import pytest
+import sklearn
 import torch
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import GridSearchCV, KFold
@@ -103,9 +102,7 @@ def test_standard_library_frames_between_the_user_and_sparsetab_are_skipped():
 def test_without_a_user_frame_the_warning_names_the_library_line_that_called_fit():
     # A worker thread of a parallel search runs no code of the user's: rather than a line of the standard
     # library's thread pool, the warning names the first frame outside sparsetab (scikit-learn's).
-    search = GridSearchCV(
-        SparseTabNetClassifier(max_epochs=1, **SMALL), {"n_steps": [1, 2]}, cv=KFold(2), n_jobs=2
-    )
+    search = GridSearchCV(SparseTabNetClassifier(max_epochs=1, **SMALL), {"n_steps": [1, 2]}, cv=KFold(2), n_jobs=2)
     with joblib.parallel_backend("threading"):
         records = _recorded(lambda: search.fit(X, y), ConvergenceWarning, "max_epochs=1 reached")
     in_workers = [record for record in records if record.filename != __file__]  # the refit runs here
