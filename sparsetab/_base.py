@@ -67,7 +67,10 @@ class BaseSparseTabNet(InferenceMixin, TorchStatePickleMixin, BaseEstimator):
 
     def _encode_X(self, X):
         """Validate ``X`` against the fitted columns and return the float32 tensor for the network."""
-        frame = self._validate_X(X, reset=False)
+        return self._encode_frame(self._validate_X(X, reset=False))
+
+    def _encode_frame(self, frame):
+        """The float32 tensor of an already validated frame, with the fitted tabular encoding, on the device."""
         return torch.from_numpy(self._tabular_encoding.transform(frame)).to(self._device)
 
     # ----- fit ----------------------------------------------------------------------------
@@ -253,7 +256,7 @@ class BaseSparseTabNet(InferenceMixin, TorchStatePickleMixin, BaseEstimator):
             self._build_network(frame, kind, pretrainer, seed)
             generator = torch.Generator().manual_seed(seed)
         else:
-            X_train = torch.from_numpy(self._tabular_encoding.transform(frame)).to(device)
+            X_train = self._encode_frame(frame)
             generator = torch.Generator()
             generator.set_state(self._shuffle_state)
         y_train = kind.tensor(targets, device)
@@ -304,7 +307,7 @@ class BaseSparseTabNet(InferenceMixin, TorchStatePickleMixin, BaseEstimator):
             X_train = torch.from_numpy(self._tabular_encoding.fit_transform(frame)).to(self._device)
         else:  # the pretrainer's tabular encoding: categories and standardisation
             self._tabular_encoding = copy.deepcopy(pretrainer._tabular_encoding)
-            X_train = torch.from_numpy(self._tabular_encoding.transform(frame)).to(self._device)
+            X_train = self._encode_frame(frame)
             unseen = {frame.columns[j]: share for j, share in self._tabular_encoding.unseen_share(frame).items()}
             if any(share > 0.5 for share in unseen.values()):
                 columns = ", ".join(f"{name!r}: {share:.0%}" for name, share in unseen.items() if share > 0.5)
