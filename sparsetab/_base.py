@@ -18,6 +18,7 @@ from ._columns import attention_groups, embedding_dims
 from ._inference import INFERENCE_BATCH_ROWS, InferenceMixin, forward_in_batches
 from ._params import (
     NETWORK_PARAMETERS,
+    LegacyParametersMixin,
     network_config,
     resolve_early_stopping,
     same_value,
@@ -51,7 +52,7 @@ def _drop_zero_weight_rows(frame, y, sample_weight):
     return frame.iloc[keep], _safe_indexing(y, keep), weights[keep]
 
 
-class BaseSparseTabNet(InferenceMixin, TorchStatePickleMixin, BaseEstimator):
+class BaseSparseTabNet(InferenceMixin, LegacyParametersMixin, TorchStatePickleMixin, BaseEstimator):
     """Shared implementation of :class:`SparseTabNetClassifier` and :class:`SparseTabNetRegressor`.
 
     Subclasses define ``__init__`` (the parameters of :mod:`sparsetab._params`), their

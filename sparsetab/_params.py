@@ -30,6 +30,8 @@ from .network import ENTMAX_MODES
 __all__ = [
     "AUTO_EARLY_STOPPING_MIN_ROWS",
     "DEFAULTS",
+    "LEGACY_VALUES",
+    "LegacyParametersMixin",
     "NETWORK_PARAMETERS",
     "PARAMETERS",
     "PRETRAINED_PARAMETERS",
@@ -41,11 +43,23 @@ __all__ = [
     "split_validation",
     "store_parameters",
     "training_config",
+    "with_legacy_parameters",
 ]
 
 CLASSIFIER, REGRESSOR, PRETRAINER = "classifier", "regressor", "pretrainer"
 _SUPERVISED = frozenset({CLASSIFIER, REGRESSOR})
 _ALL = frozenset({CLASSIFIER, REGRESSOR, PRETRAINER})
+
+
+
+class _Original:
+    """Marks a parameter that every sparsetab release had (no legacy value)."""
+
+    def __repr__(self):
+        return "ORIGINAL"
+
+
+ORIGINAL = _Original()
 
 # early_stopping="auto" switches on above this many training rows.
 AUTO_EARLY_STOPPING_MIN_ROWS = 10000
@@ -71,6 +85,10 @@ class Parameter:
     network_type : type or None
         For the parameters the network is built from, the plain type its value is stored as
         in the network configuration (a model file keeps it as JSON).
+    legacy : object
+        For a parameter added after the first release, the value that reproduces what models
+        saved before it existed did (a pickle or model file without it loads with this value
+        and predicts and continues training as before); ``ORIGINAL`` for the others.
     """
 
     name: str
@@ -79,6 +97,7 @@ class Parameter:
     role: str
     estimators: frozenset = _ALL
     network_type: type | None = None
+    legacy: object = ORIGINAL
 
 
 def _at_least(kind, low):
@@ -144,6 +163,8 @@ PARAMETERS = (
 )
 
 DEFAULTS = {parameter.name: parameter.default for parameter in PARAMETERS}
+# The values that models saved before a parameter existed behave as.
+LEGACY_VALUES = {parameter.name: parameter.legacy for parameter in PARAMETERS if parameter.legacy is not ORIGINAL}
 # What a continued fit (warm_start, partial_fit) refuses to see change: what the network was built from.
 NETWORK_PARAMETERS = tuple(
     parameter.name
@@ -338,3 +359,33 @@ def store_parameters(estimator, arguments):
     for name, value in arguments.items():
         if name != "self":
             setattr(estimator, name, value)
+
+
+def with_legacy_parameters(values, names):
+    """Complete the parameters of a model saved by an earlier sparsetab with their legacy values.
+
+    Parameters
+    ----------
+    values : dict of str -> object
+        The saved parameters (or a pickled ``__dict__``).
+    names : iterable of str
+        The parameters of the estimator being restored.
+
+    Returns
+    -------
+    dict
+        A new dict: ``values``, plus :data:`LEGACY_VALUES` for each of ``names`` it lacks.
+    """
+    missing = {name: LEGACY_VALUES[name] for name in names if name not in values and name in LEGACY_VALUES}
+    return {**missing, **values}
+
+
+class LegacyParametersMixin:
+    """Unpickling fills the parameters a model pickled by an earlier sparsetab lacks with their legacy values.
+
+    Without it, ``get_params`` (hence ``clone``, ``repr`` and a search) fails on such a model,
+    and a new default would silently change how it continues training.
+    """
+
+    def __setstate__(self, state):
+        super().__setstate__(with_legacy_parameters(state, type(self)._parameter_constraints))

@@ -3,6 +3,7 @@
 import os
 
 from ._model_file import read_model
+from ._params import with_legacy_parameters
 from .estimators import SparseTabNetClassifier, SparseTabNetRegressor
 
 __all__ = ["load_model"]
@@ -57,7 +58,9 @@ def load_model(path):
             f"{os.fspath(path)!r} holds an unknown estimator {contents['estimator']!r}; this sparsetab reads "
             f"{sorted(_ESTIMATOR_CLASSES)}."
         )
-    estimator = _ESTIMATOR_CLASSES[contents["estimator"]](**contents["params"])
+    estimator_class = _ESTIMATOR_CLASSES[contents["estimator"]]
+    # A file from an earlier sparsetab lacks the parameters added since; their legacy values keep its behaviour.
+    estimator = estimator_class(**with_legacy_parameters(contents["params"], estimator_class._parameter_constraints))
     for name, value in contents["attributes"].items():
         setattr(estimator, name, value)
     estimator._tabular_encoding = contents["tabular_encoding"]

@@ -11,6 +11,7 @@ from ._inference import INFERENCE_BATCH_ROWS, check_finite, encoded_batches, for
 from ._params import (
     DEFAULTS,
     PRETRAINED_PARAMETERS,
+    LegacyParametersMixin,
     network_config,
     parameter_constraints,
     resolve_early_stopping,
@@ -29,7 +30,9 @@ __all__ = ["SparseTabNetPretrainer", "ENCODER_PARAMETERS"]
 ENCODER_PARAMETERS = PRETRAINED_PARAMETERS
 
 
-class SparseTabNetPretrainer(ClassNamePrefixFeaturesOutMixin, TransformerMixin, TorchStatePickleMixin, BaseEstimator):
+class SparseTabNetPretrainer(
+    ClassNamePrefixFeaturesOutMixin, TransformerMixin, LegacyParametersMixin, TorchStatePickleMixin, BaseEstimator
+):
     """Self-supervised TabNet pretraining on unlabelled rows (masked-column reconstruction).
 
     ``fit(X)`` trains a TabNet encoder together with the paper's decoder: for each batch a
