@@ -20,6 +20,7 @@ from ._params import (
     NETWORK_PARAMETERS,
     LegacyParametersMixin,
     network_config,
+    resolve_batch_sizes,
     resolve_early_stopping,
     same_value,
     split_validation,
@@ -247,8 +248,10 @@ class BaseSparseTabNet(InferenceMixin, LegacyParametersMixin, TorchStatePickleMi
                 "after dropping rows of zero sample_weight and holding out validation rows."
             )
 
+        batch_size, virtual_batch_size = resolve_batch_sizes(self.batch_size, self.virtual_batch_size, frame.shape[0])
         device = self._device
         if first_pass:
+            self.virtual_batch_size_ = virtual_batch_size  # a continued fit keeps the network's
             pretrainer = self._fitted_pretrainer()
             X_train = self._fit_tabular_encoding(frame, pretrainer)
             kind.fit_scale(targets)
@@ -271,8 +274,10 @@ class BaseSparseTabNet(InferenceMixin, LegacyParametersMixin, TorchStatePickleMi
             score_function = self._make_score_function(
                 kind, frame_val, targets_val, y_val_raw, weights_val, weights_given
             )
+        self.batch_size_ = batch_size
         config = training_config(
             self,
+            batch_size=batch_size,
             early_stopping=early_stopping,
             incremental=incremental,
             epoch_offset=0 if first_pass else self.n_iter_,
@@ -330,7 +335,12 @@ class BaseSparseTabNet(InferenceMixin, LegacyParametersMixin, TorchStatePickleMi
         widths = embedding_dims(self.cat_emb_dim, frame.columns, self._tabular_encoding.is_categorical_)
         self._attention_groups = attention_groups(self.grouped_features, frame.columns)
         self._network_config = network_config(
-            self, self._tabular_encoding, widths, self._attention_groups, kind.output_dim
+            self,
+            self._tabular_encoding,
+            widths,
+            self._attention_groups,
+            kind.output_dim,
+            virtual_batch_size=self.virtual_batch_size_,
         )
         with torch.random.fork_rng(devices=[]):  # seed the weights without touching the global RNG
             torch.manual_seed(seed)

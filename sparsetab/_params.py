@@ -24,11 +24,15 @@ import torch
 from sklearn.model_selection import train_test_split
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
-from ._training import TrainingConfig
+from ._training import LEARNING_RATE_SCHEDULES, TrainingConfig
 from .network import ENTMAX_MODES
 
 __all__ = [
+    "AUTO_BATCH_MAX",
+    "AUTO_BATCH_MIN",
+    "AUTO_BATCH_STEPS",
     "AUTO_EARLY_STOPPING_MIN_ROWS",
+    "AUTO_VIRTUAL_BATCH_MAX",
     "DEFAULTS",
     "LEGACY_VALUES",
     "LegacyParametersMixin",
@@ -38,6 +42,7 @@ __all__ = [
     "Parameter",
     "network_config",
     "parameter_constraints",
+    "resolve_batch_sizes",
     "resolve_early_stopping",
     "same_value",
     "split_validation",
@@ -63,6 +68,12 @@ ORIGINAL = _Original()
 
 # early_stopping="auto" switches on above this many training rows.
 AUTO_EARLY_STOPPING_MIN_ROWS = 10000
+# batch_size="auto": about AUTO_BATCH_STEPS optimiser steps per epoch, as a power of two in
+# [AUTO_BATCH_MIN, AUTO_BATCH_MAX]; virtual_batch_size="auto": the batch, at most AUTO_VIRTUAL_BATCH_MAX.
+AUTO_BATCH_STEPS = 32
+AUTO_BATCH_MIN = 32
+AUTO_BATCH_MAX = 1024
+AUTO_VIRTUAL_BATCH_MAX = 128
 
 
 @dataclass(frozen=True)
@@ -122,16 +133,29 @@ PARAMETERS = (
     ),
     Parameter("lambda_sparse", 1e-3, _at_least(numbers.Real, 0), "training"),
     Parameter(
-        "virtual_batch_size", 128, _at_least(numbers.Integral, 1), "batch normalisation", network_type=int
+        "virtual_batch_size",
+        128,
+        [*_at_least(numbers.Integral, 1), StrOptions({"auto"})],
+        "batch normalisation",
+        network_type=int,
     ),
     Parameter(
         "momentum", 0.02, [Interval(numbers.Real, 0, 1, closed="both")], "batch normalisation", network_type=float
     ),
-    Parameter("batch_size", 1024, _at_least(numbers.Integral, 1), "training"),
+    Parameter("batch_size", 1024, [*_at_least(numbers.Integral, 1), StrOptions({"auto"})], "training"),
     Parameter("max_epochs", 100, _at_least(numbers.Integral, 1), "training"),
     Parameter("learning_rate", 0.02, [Interval(numbers.Real, 0, None, closed="neither")], "training"),
     Parameter("learning_rate_decay", 1.0, [Interval(numbers.Real, 0, 1, closed="right")], "training"),
     Parameter("max_grad_norm", 1.0, [Interval(numbers.Real, 0, None, closed="neither"), None], "training"),
+    Parameter(
+        "learning_rate_schedule",
+        "exponential",
+        [StrOptions(set(LEARNING_RATE_SCHEDULES))],
+        "training",
+        legacy="exponential",
+    ),
+    Parameter("warmup_epochs", 0, _at_least(numbers.Real, 0), "training", legacy=0),
+    Parameter("weight_decay", 0.0, _at_least(numbers.Real, 0), "training", legacy=0.0),
     Parameter("entmax_mode", "sparsemax", [StrOptions(set(ENTMAX_MODES))], "architecture", network_type=str),
     Parameter(
         "entmax_alpha", 1.5, [Interval(numbers.Real, 1, 2, closed="both")], "architecture", network_type=float
@@ -220,7 +244,7 @@ def same_value(before, now):
         return False
 
 
-def network_config(estimator, tabular_encoding, widths, groups, output_dim):
+def network_config(estimator, tabular_encoding, widths, groups, output_dim, *, virtual_batch_size):
     """The keyword arguments of :class:`~sparsetab.network.TabNet` for a fitted tabular encoding.
 
     Parameters
@@ -235,6 +259,9 @@ def network_config(estimator, tabular_encoding, widths, groups, output_dim):
         The attention groups.
     output_dim : int
         Width of the head.
+    virtual_batch_size : int
+        The resolved virtual batch size (see :func:`resolve_batch_sizes`), which replaces the
+        parameter (that may be ``"auto"``).
 
     Returns
     -------
@@ -248,19 +275,22 @@ def network_config(estimator, tabular_encoding, widths, groups, output_dim):
     }
     for parameter in PARAMETERS:
         if parameter.network_type is not None:
-            config[parameter.name] = parameter.network_type(getattr(estimator, parameter.name))
+            value = virtual_batch_size if parameter.name == "virtual_batch_size" else getattr(estimator, parameter.name)
+            config[parameter.name] = parameter.network_type(value)
     config["attention_groups"] = groups
     config["missing_indicators"] = np.flatnonzero(tabular_encoding.has_missing_).tolist()
     return config
 
 
-def training_config(estimator, *, early_stopping, incremental=False, epoch_offset=0):
+def training_config(estimator, *, batch_size, early_stopping, incremental=False, epoch_offset=0):
     """The :class:`~sparsetab._training.TrainingConfig` of an estimator's parameters.
 
     Parameters
     ----------
     estimator : sklearn.base.BaseEstimator
         Supplies the training parameters of the table that the fit loop reads.
+    batch_size : int
+        The resolved batch size (see :func:`resolve_batch_sizes`), which replaces the parameter.
     early_stopping : bool
         Resolved by :func:`resolve_early_stopping` (and False without validation rows).
     incremental : bool, default=False
@@ -271,13 +301,64 @@ def training_config(estimator, *, early_stopping, incremental=False, epoch_offse
     Returns
     -------
     TrainingConfig
+
+    Raises
+    ------
+    ValueError
+        If ``learning_rate_decay`` is not 1 while ``learning_rate_schedule`` is not
+        ``"exponential"`` (the decay is the exponential schedule's per-epoch factor).
     """
     values = {name: getattr(estimator, name) for name in _TRAINING_CONFIG_PARAMETERS}
+    if values["learning_rate_decay"] != 1 and values["learning_rate_schedule"] != "exponential":
+        raise ValueError(
+            f"learning_rate_decay={values['learning_rate_decay']!r} is the per-epoch factor of "
+            f"learning_rate_schedule='exponential', but learning_rate_schedule={values['learning_rate_schedule']!r}; "
+            "set learning_rate_decay=1.0 or learning_rate_schedule='exponential'."
+        )
+    values["batch_size"] = int(batch_size)
+    # The schedule spans max_epochs; partial_fit (one epoch a call) continues it, a new fit restarts it.
+    values["schedule_epochs"] = values["max_epochs"]
     if incremental:
         values["max_epochs"] = 1
     return TrainingConfig(
-        **values, early_stopping=early_stopping, incremental=incremental, epoch_offset=epoch_offset
+        **values,
+        early_stopping=early_stopping,
+        incremental=incremental,
+        epoch_offset=epoch_offset,
+        schedule_offset=epoch_offset if incremental else 0,
     )
+
+
+def resolve_batch_sizes(batch_size, virtual_batch_size, n_samples):
+    """The batch sizes of a fit: the rule behind ``batch_size="auto"`` and ``virtual_batch_size="auto"``.
+
+    Parameters
+    ----------
+    batch_size : int or "auto"
+        The parameter.
+    virtual_batch_size : int or "auto"
+        The parameter.
+    n_samples : int
+        Training rows (after the validation split).
+
+    Returns
+    -------
+    batch_size : int
+        ``batch_size`` itself when it is an int; for ``"auto"``, the power of two nearest (in
+        log scale) to ``n_samples / AUTO_BATCH_STEPS`` (32 optimiser steps per epoch), within
+        [``AUTO_BATCH_MIN``, ``AUTO_BATCH_MAX``] = [32, 1024]: 64 rows for 2,000 training rows,
+        128 for 4,000, 512 for 16,000 and the paper-style 1,024 from about 23,000 rows on.
+    virtual_batch_size : int
+        ``virtual_batch_size`` itself when it is an int; for ``"auto"``, the batch size, at most
+        ``AUTO_VIRTUAL_BATCH_MAX`` = 128 (ghost batch normalisation, Hoffer et al., 2017, over
+        chunks of at most 128 rows, as the TabNet paper's ``B_V`` of 128-512 on large batches).
+    """
+    if batch_size == "auto":
+        target = max(n_samples, 1) / AUTO_BATCH_STEPS
+        batch_size = int(min(AUTO_BATCH_MAX, max(AUTO_BATCH_MIN, 2 ** round(np.log2(target)))))
+    if virtual_batch_size == "auto":
+        virtual_batch_size = min(int(batch_size), AUTO_VIRTUAL_BATCH_MAX)
+    return int(batch_size), int(virtual_batch_size)
 
 
 def resolve_early_stopping(early_stopping, n_samples, has_validation_data):

@@ -1,4 +1,4 @@
-"""The fit loop: balanced mini-batches, Adam, learning-rate decay, clipping, early stopping.
+"""The fit loop: balanced mini-batches, Adam(W), a learning-rate schedule, clipping, early stopping.
 
 Nothing here knows about scikit-learn; the estimator passes tensors, a per-sample loss and,
 when early stopping or validation is on, a function that scores the current network.
@@ -15,7 +15,20 @@ from sklearn.exceptions import ConvergenceWarning
 from ._flat_parameters import FlatParameters
 from ._warnings import warn
 
-__all__ = ["TrainingConfig", "TrainingHistory", "train_network"]
+__all__ = [
+    "LEARNING_RATE_SCHEDULES",
+    "MIN_PATIENCE_STEPS",
+    "TrainingConfig",
+    "TrainingHistory",
+    "learning_rate_factor",
+    "patience_epochs",
+    "train_network",
+]
+
+LEARNING_RATE_SCHEDULES = ("constant", "exponential", "cosine")
+# Early stopping waits at least this many optimiser steps without improvement, whatever the epoch size:
+# counted in epochs alone, a patience of 10 stops a data set of 4 batches after 40 steps, before it has learned.
+MIN_PATIENCE_STEPS = 200
 
 
 @dataclass
@@ -32,10 +45,17 @@ class TrainingConfig:
     tol: float
     early_stopping: bool
     verbose: int
+    learning_rate_schedule: str = "exponential"
+    warmup_epochs: float = 0
+    weight_decay: float = 0.0
     incremental: bool = False
     """One epoch of ``partial_fit``: no convergence test, no ConvergenceWarning."""
     epoch_offset: int = 0
     """Epochs run by earlier calls (``warm_start``, ``partial_fit``), for the verbose epoch numbers."""
+    schedule_epochs: int | None = None
+    """Length of the learning-rate schedule in epochs (the estimator's ``max_epochs``; None: ``max_epochs``)."""
+    schedule_offset: int = 0
+    """Epochs of the schedule already run (``partial_fit`` continues it; a new ``fit`` restarts it)."""
 
 
 @dataclass
@@ -75,6 +95,64 @@ class TrainingHistory:
     optimizer_state: dict | None = None
 
 
+def learning_rate_factor(schedule, progress, *, warmup_epochs, schedule_epochs, decay):
+    """The learning rate of a step, as a multiple of ``learning_rate``.
+
+    Parameters
+    ----------
+    schedule : {"constant", "exponential", "cosine"}
+        The schedule.
+    progress : float
+        Epochs completed when the step ends (step ``s`` of ``S`` in epoch ``k``, counted from 0,
+        ends at ``k + (s + 1) / S``), in epochs.
+    warmup_epochs : float
+        Length of the linear warm-up, in epochs: the factor grows linearly from 0 to 1 over them
+        (Goyal et al., 2017, "Accurate, large minibatch SGD", section 2.2, gradual warm-up).
+    schedule_epochs : int
+        Length of the cosine schedule, in epochs, warm-up included.
+    decay : float
+        Per-epoch factor of the exponential schedule.
+
+    Returns
+    -------
+    float
+        ``warmup * base``, where ``warmup = min(1, progress / warmup_epochs)`` (1 without warm-up)
+        and ``base`` is 1 (constant), ``decay ** floor(completed epochs)`` (exponential), or
+        ``(1 + cos(pi * t)) / 2`` with ``t`` the share of the post-warm-up epochs done,
+        clipped to [0, 1] (cosine: Loshchilov and Hutter, 2017, "SGDR", Eq. 5 with
+        ``eta_min = 0`` and no restart).
+    """
+    warmup = min(1.0, progress / warmup_epochs) if warmup_epochs > 0 else 1.0
+    if schedule == "constant":
+        return warmup
+    if schedule == "exponential":
+        # The rate of a step is fixed within its epoch: the epoch it belongs to is the one it ends in.
+        return warmup * decay ** math.floor(progress - 1e-9)
+    span = schedule_epochs - warmup_epochs
+    done = min(1.0, max(0.0, (progress - warmup_epochs) / span)) if span > 0 else 1.0
+    return warmup * 0.5 * (1.0 + math.cos(math.pi * done))
+
+
+def patience_epochs(n_iter_no_change, steps_per_epoch):
+    """Epochs without improvement after which training stops.
+
+    Parameters
+    ----------
+    n_iter_no_change : int
+        The estimator's patience, in epochs.
+    steps_per_epoch : int
+        Optimiser steps per epoch.
+
+    Returns
+    -------
+    int
+        ``max(n_iter_no_change, ceil(MIN_PATIENCE_STEPS / steps_per_epoch))``: at least
+        :data:`MIN_PATIENCE_STEPS` (200) optimiser steps without improvement, so a small data
+        set of a few batches is not stopped before it has learned.
+    """
+    return max(int(n_iter_no_change), math.ceil(MIN_PATIENCE_STEPS / steps_per_epoch))
+
+
 def _batches(n_rows, batch_size, generator, device):
     # Batches of near-equal size (they differ by at most one row), so no small last batch: a
     # single-row batch, which batch norm maps to its bias, needs one training row or batch_size 1 or 2.
@@ -96,6 +174,15 @@ def _all_finite(network):
     # One check over every floating weight and buffer (integer buffers cannot hold inf or NaN).
     values = [value.reshape(-1) for value in network.state_dict().values() if value.is_floating_point()]
     return bool(torch.isfinite(torch.cat(values)).all())
+
+
+def _optimizer(optimized, config, fused):
+    """Adam, or AdamW (decoupled weight decay: Loshchilov and Hutter, 2019) when ``weight_decay > 0``."""
+    # The fused kernel updates all parameters in one call (on CPU about 4x faster than the
+    # per-tensor loop, which was a tenth of a training step); other devices keep the default.
+    if config.weight_decay > 0:
+        return torch.optim.AdamW(optimized, lr=config.learning_rate, weight_decay=config.weight_decay, fused=fused)
+    return torch.optim.Adam(optimized, lr=config.learning_rate, fused=fused)
 
 
 def train_network(
@@ -138,7 +225,8 @@ def train_network(
         When the loss or the weights become non-finite; the last finite weights are restored.
     UserWarning
         When a KeyboardInterrupt stops training: the epochs done so far are kept (and the best
-        weights restored under early stopping) instead of raising.
+        weights restored under early stopping) instead of raising; or when a continued
+        ``partial_fit`` epoch starts after the end of a cosine schedule (learning rate 0).
     """
     # Listed once: walking the module tree for every step's zero_grad and clipping cost about 4% of a step.
     parameters = list(network.parameters())
@@ -147,25 +235,54 @@ def train_network(
     flat_parameters = FlatParameters(parameters) if FlatParameters.supports(parameters) else contextlib.nullcontext()
     with flat_parameters as flat:
         optimized = parameters if flat is None else [flat.flat]
-        # The fused kernel updates all parameters in one call (on CPU about 4x faster than the
-        # per-tensor loop, which was a tenth of a training step); other devices keep the default.
         device_type = parameters[0].device.type
-        optimizer = torch.optim.Adam(optimized, lr=config.learning_rate, fused=device_type in ("cpu", "cuda"))
+        optimizer = _optimizer(optimized, config, device_type in ("cpu", "cuda"))
         if optimizer_state is not None:
             optimizer.load_state_dict(optimizer_state if flat is None else flat.to_flat_state(optimizer_state))
-        # ExponentialLR multiplies the optimizer's current rate, so a loaded (decayed) rate continues.
-        scheduler = torch.optim.lr_scheduler.ExponentialLR(optimizer, gamma=config.learning_rate_decay)
+            for group in optimizer.param_groups:  # the saved hyperparameters replace ours on loading
+                group["weight_decay"] = config.weight_decay
+        # The first release's schedule, kept step for step: ExponentialLR multiplies the optimizer's
+        # current rate once an epoch, so a loaded (decayed) rate continues. The others set each step's rate.
+        legacy_schedule = (
+            config.learning_rate_schedule == "exponential" and config.warmup_epochs == 0 and config.weight_decay == 0
+        )
+        scheduler = (
+            torch.optim.lr_scheduler.ExponentialLR(optimizer, gamma=config.learning_rate_decay)
+            if legacy_schedule
+            else None
+        )
         history = TrainingHistory(validation_scores=[] if score_function is not None else None)
         early_stopping = config.early_stopping and not config.incremental
         best_score, best_state, epochs_without_improvement = -math.inf, None, 0
         n_rows = X.shape[0]
+        steps_per_epoch = max(1, math.ceil(n_rows / config.batch_size))
+        patience = patience_epochs(config.n_iter_no_change, steps_per_epoch)
+        schedule_epochs = config.schedule_epochs if config.schedule_epochs is not None else config.max_epochs
+        if config.learning_rate_schedule == "cosine" and config.schedule_offset >= schedule_epochs:
+            warn(
+                f"The cosine learning-rate schedule ended after max_epochs={schedule_epochs} epochs; its learning "
+                "rate is now 0, so this epoch does not change the weights. Raise max_epochs to continue the "
+                "schedule, or use learning_rate_schedule='constant' or 'exponential' for open-ended partial_fit.",
+                UserWarning,
+            )
         try:
             for epoch in range(config.max_epochs):
                 started = time.perf_counter()
                 epoch_start_state = _snapshot(network)
                 network.train()
                 total, total_weight = 0.0, 0.0
-                for index in _batches(n_rows, config.batch_size, generator, X.device):
+                for step, index in enumerate(_batches(n_rows, config.batch_size, generator, X.device)):
+                    if scheduler is None:
+                        progress = config.schedule_offset + epoch + (step + 1) / steps_per_epoch
+                        rate = config.learning_rate * learning_rate_factor(
+                            config.learning_rate_schedule,
+                            progress,
+                            warmup_epochs=config.warmup_epochs,
+                            schedule_epochs=schedule_epochs,
+                            decay=config.learning_rate_decay,
+                        )
+                        for group in optimizer.param_groups:
+                            group["lr"] = rate
                     # index_select: several times faster than advanced indexing for a batch of rows on CPU.
                     weight = sample_weight.index_select(0, index)
                     output, _, sparsity_loss = network(X.index_select(0, index))
@@ -196,7 +313,8 @@ def train_network(
                         RuntimeWarning,
                     )
                     break
-                scheduler.step()
+                if scheduler is not None:
+                    scheduler.step()
                 epoch_loss = total / total_weight
                 # The epoch is recorded only once complete, so an interrupt leaves consistent lists.
                 epoch_score = float(score_function()) if score_function is not None else None
@@ -217,15 +335,16 @@ def train_network(
                         "undefined on the validation rows); it counts as no improvement.",
                         RuntimeWarning,
                     )
-                # As scikit-learn's MLP: patience counts epochs without an improvement of at least tol,
-                # while the kept weights are those of the best score, however small its lead.
+                # As scikit-learn's MLP: patience counts epochs without an improvement of at least tol
+                # (and at least MIN_PATIENCE_STEPS steps), while the kept weights are those of the best
+                # score, however small its lead.
                 epochs_without_improvement = 0 if score > best_score + config.tol else epochs_without_improvement + 1
                 if score > best_score:
                     best_score = score
                     history.best_iteration = epoch
                     if early_stopping:
                         best_state = _snapshot(network)
-                if not config.incremental and epochs_without_improvement >= config.n_iter_no_change:
+                if not config.incremental and epochs_without_improvement >= patience:
                     history.converged = True
                     break
         except KeyboardInterrupt:

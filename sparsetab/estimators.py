@@ -59,21 +59,44 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
         GLU layers shared by all feature transformers (``n_independent + n_shared >= 1``).
     lambda_sparse : float, default=1e-3
         Weight of the sparsity regulariser (mean entropy of the masks) in the loss.
-    virtual_batch_size : int, default=128
-        Rows per virtual batch of ghost batch normalisation (paper: ``B_V``).
+    virtual_batch_size : int or "auto", default=128
+        Rows per virtual batch of ghost batch normalisation (paper: ``B_V``). ``"auto"``: the
+        batch size, at most 128. The value used is ``virtual_batch_size_``.
     momentum : float, default=0.02
         Batch norm momentum, PyTorch convention (the paper's ``m_B`` equals ``1 - momentum``).
-    batch_size : int, default=1024
+    batch_size : int or "auto", default=1024
         Rows per optimisation step (paper: ``B``). Batches of an epoch have near-equal sizes, so a
-        training set smaller than ``batch_size`` still gives one step per epoch.
+        training set smaller than ``batch_size`` still gives one step per epoch. ``"auto"``:
+        about 32 steps per epoch, the power of two nearest to ``n_train / 32`` within [32,
+        1024] (64 rows for 2,000 training rows, 128 for 4,000, 1,024 from about 23,000 on),
+        where ``n_train`` counts the training rows after the validation split. The value used
+        is ``batch_size_``.
     max_epochs : int, default=100
         Maximum number of passes over the training data.
     learning_rate : float, default=0.02
         Adam's learning rate.
     learning_rate_decay : float, default=1.0
-        Factor in (0, 1] applied to the learning rate after every epoch (1: constant rate).
+        Factor in (0, 1] applied to the learning rate after every epoch by
+        ``learning_rate_schedule="exponential"`` (1: constant rate); a value other than 1 with
+        another schedule raises a ValueError at fit.
     max_grad_norm : float or None, default=1.0
         Gradients are clipped to this global L2 norm before each step; None disables clipping.
+    learning_rate_schedule : {"constant", "exponential", "cosine"}, default="exponential"
+        How the learning rate changes over the ``max_epochs`` epochs: ``"constant"``;
+        ``"exponential"``, times ``learning_rate_decay`` after each epoch; ``"cosine"``, from
+        ``learning_rate`` after the warm-up down to 0 at ``max_epochs`` along half a cosine,
+        set at every step (Loshchilov and Hutter, 2017, "SGDR", Eq. 5, without restarts).
+        Early stopping may end training before the schedule does. :meth:`partial_fit`
+        continues the schedule over its calls (one epoch each); a new ``fit`` restarts it.
+        Models saved before this parameter existed load with ``"exponential"``.
+    warmup_epochs : float, default=0
+        Epochs of linear warm-up: the learning rate grows linearly from 0 to its scheduled
+        value over the first ``warmup_epochs`` epochs, step by step (Goyal et al., 2017,
+        "Accurate, large minibatch SGD", section 2.2). 0: no warm-up.
+    weight_decay : float, default=0.0
+        Decoupled weight decay (AdamW: Loshchilov and Hutter, 2019, "Decoupled weight decay
+        regularization", Algorithm 2): each step also shrinks every weight by ``learning_rate
+        * weight_decay`` times itself (at the step's scheduled rate). 0: plain Adam.
     entmax_mode : {"sparsemax", "entmax15", "constant", "adaptive"}, default="sparsemax"
         The sparse map of the attentive transformers: sparsemax (alpha = 2), 1.5-entmax,
         alpha-entmax with the fixed ``entmax_alpha``, or alpha-entmax with one alpha per
@@ -109,7 +132,9 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
         Share of the training rows held out for early stopping when ``X_val`` is not given
         (stratified for classification when every class has two rows or more).
     n_iter_no_change : int, default=10
-        Patience in epochs.
+        Patience in epochs: training stops after ``max(n_iter_no_change, ceil(200 /
+        steps_per_epoch))`` epochs without an improvement of at least ``tol``, so at least 200
+        optimiser steps pass without improvement, however few batches an epoch has.
     tol : float, default=1e-4
         Minimum improvement of the monitored quantity.
     scoring : "loss", str or callable, default="loss"
@@ -177,6 +202,12 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
         For each categorical column (by name, or ``x0, x1, ...`` for input without column
         names), the categories seen at fit in code order: ``categories_[name][c]`` has
         embedding row ``c + 1``; row 0 is kept for missing values and unseen categories.
+    batch_size_ : int
+        The batch size of the last ``fit`` or ``partial_fit`` call: ``batch_size``, or the rule
+        of ``batch_size="auto"`` applied to that call's training rows.
+    virtual_batch_size_ : int
+        The virtual batch size the network was built with: ``virtual_batch_size``, or the rule
+        of ``virtual_batch_size="auto"``.
     n_iter_ : int
         Number of epochs run, over all the calls of ``fit`` with ``warm_start=True`` and of
         :meth:`partial_fit` since the model was built; ``len(loss_curve_)``.
@@ -247,6 +278,9 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
         learning_rate=DEFAULTS["learning_rate"],
         learning_rate_decay=DEFAULTS["learning_rate_decay"],
         max_grad_norm=DEFAULTS["max_grad_norm"],
+        learning_rate_schedule=DEFAULTS["learning_rate_schedule"],
+        warmup_epochs=DEFAULTS["warmup_epochs"],
+        weight_decay=DEFAULTS["weight_decay"],
         entmax_mode=DEFAULTS["entmax_mode"],
         entmax_alpha=DEFAULTS["entmax_alpha"],
         categorical_features=DEFAULTS["categorical_features"],
@@ -456,21 +490,44 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
         GLU layers shared by all feature transformers (``n_independent + n_shared >= 1``).
     lambda_sparse : float, default=1e-3
         Weight of the sparsity regulariser (mean entropy of the masks) in the loss.
-    virtual_batch_size : int, default=128
-        Rows per virtual batch of ghost batch normalisation (paper: ``B_V``).
+    virtual_batch_size : int or "auto", default=128
+        Rows per virtual batch of ghost batch normalisation (paper: ``B_V``). ``"auto"``: the
+        batch size, at most 128. The value used is ``virtual_batch_size_``.
     momentum : float, default=0.02
         Batch norm momentum, PyTorch convention (the paper's ``m_B`` equals ``1 - momentum``).
-    batch_size : int, default=1024
+    batch_size : int or "auto", default=1024
         Rows per optimisation step (paper: ``B``). Batches of an epoch have near-equal sizes, so a
-        training set smaller than ``batch_size`` still gives one step per epoch.
+        training set smaller than ``batch_size`` still gives one step per epoch. ``"auto"``:
+        about 32 steps per epoch, the power of two nearest to ``n_train / 32`` within [32,
+        1024] (64 rows for 2,000 training rows, 128 for 4,000, 1,024 from about 23,000 on),
+        where ``n_train`` counts the training rows after the validation split. The value used
+        is ``batch_size_``.
     max_epochs : int, default=100
         Maximum number of passes over the training data.
     learning_rate : float, default=0.02
         Adam's learning rate.
     learning_rate_decay : float, default=1.0
-        Factor in (0, 1] applied to the learning rate after every epoch (1: constant rate).
+        Factor in (0, 1] applied to the learning rate after every epoch by
+        ``learning_rate_schedule="exponential"`` (1: constant rate); a value other than 1 with
+        another schedule raises a ValueError at fit.
     max_grad_norm : float or None, default=1.0
         Gradients are clipped to this global L2 norm before each step; None disables clipping.
+    learning_rate_schedule : {"constant", "exponential", "cosine"}, default="exponential"
+        How the learning rate changes over the ``max_epochs`` epochs: ``"constant"``;
+        ``"exponential"``, times ``learning_rate_decay`` after each epoch; ``"cosine"``, from
+        ``learning_rate`` after the warm-up down to 0 at ``max_epochs`` along half a cosine,
+        set at every step (Loshchilov and Hutter, 2017, "SGDR", Eq. 5, without restarts).
+        Early stopping may end training before the schedule does. :meth:`partial_fit`
+        continues the schedule over its calls (one epoch each); a new ``fit`` restarts it.
+        Models saved before this parameter existed load with ``"exponential"``.
+    warmup_epochs : float, default=0
+        Epochs of linear warm-up: the learning rate grows linearly from 0 to its scheduled
+        value over the first ``warmup_epochs`` epochs, step by step (Goyal et al., 2017,
+        "Accurate, large minibatch SGD", section 2.2). 0: no warm-up.
+    weight_decay : float, default=0.0
+        Decoupled weight decay (AdamW: Loshchilov and Hutter, 2019, "Decoupled weight decay
+        regularization", Algorithm 2): each step also shrinks every weight by ``learning_rate
+        * weight_decay`` times itself (at the step's scheduled rate). 0: plain Adam.
     entmax_mode : {"sparsemax", "entmax15", "constant", "adaptive"}, default="sparsemax"
         The sparse map of the attentive transformers: sparsemax (alpha = 2), 1.5-entmax,
         alpha-entmax with the fixed ``entmax_alpha``, or alpha-entmax with one alpha per
@@ -506,7 +563,9 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
         Share of the training rows held out for early stopping when ``X_val`` is not given
         (stratified for classification when every class has two rows or more).
     n_iter_no_change : int, default=10
-        Patience in epochs.
+        Patience in epochs: training stops after ``max(n_iter_no_change, ceil(200 /
+        steps_per_epoch))`` epochs without an improvement of at least ``tol``, so at least 200
+        optimiser steps pass without improvement, however few batches an epoch has.
     tol : float, default=1e-4
         Minimum improvement of the monitored quantity.
     scoring : "loss", str or callable, default="loss"
@@ -566,6 +625,12 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
         For each categorical column (by name, or ``x0, x1, ...`` for input without column
         names), the categories seen at fit in code order: ``categories_[name][c]`` has
         embedding row ``c + 1``; row 0 is kept for missing values and unseen categories.
+    batch_size_ : int
+        The batch size of the last ``fit`` or ``partial_fit`` call: ``batch_size``, or the rule
+        of ``batch_size="auto"`` applied to that call's training rows.
+    virtual_batch_size_ : int
+        The virtual batch size the network was built with: ``virtual_batch_size``, or the rule
+        of ``virtual_batch_size="auto"``.
     n_iter_ : int
         Number of epochs run, over all the calls of ``fit`` with ``warm_start=True`` and of
         :meth:`partial_fit` since the model was built; ``len(loss_curve_)``.
@@ -634,6 +699,9 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
         learning_rate=DEFAULTS["learning_rate"],
         learning_rate_decay=DEFAULTS["learning_rate_decay"],
         max_grad_norm=DEFAULTS["max_grad_norm"],
+        learning_rate_schedule=DEFAULTS["learning_rate_schedule"],
+        warmup_epochs=DEFAULTS["warmup_epochs"],
+        weight_decay=DEFAULTS["weight_decay"],
         entmax_mode=DEFAULTS["entmax_mode"],
         entmax_alpha=DEFAULTS["entmax_alpha"],
         categorical_features=DEFAULTS["categorical_features"],

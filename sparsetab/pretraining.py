@@ -14,6 +14,7 @@ from ._params import (
     LegacyParametersMixin,
     network_config,
     parameter_constraints,
+    resolve_batch_sizes,
     resolve_early_stopping,
     split_validation,
     store_parameters,
@@ -72,21 +73,42 @@ class SparseTabNetPretrainer(
         Probability that a column (attention group) is hidden in a row, in (0, 1).
     lambda_sparse : float, default=1e-3
         Weight of the sparsity regulariser (mean entropy of the encoder's masks) in the loss.
-    virtual_batch_size : int, default=128
-        Rows per virtual batch of ghost batch normalisation (paper: ``B_V``).
+    virtual_batch_size : int or "auto", default=128
+        Rows per virtual batch of ghost batch normalisation (paper: ``B_V``). ``"auto"``: the
+        batch size, at most 128. The value used is ``virtual_batch_size_``.
     momentum : float, default=0.02
         Batch norm momentum, PyTorch convention (the paper's ``m_B`` equals ``1 - momentum``).
-    batch_size : int, default=1024
+    batch_size : int or "auto", default=1024
         Rows per optimisation step (paper: ``B``); the batches of an epoch have near-equal
-        sizes.
+        sizes. ``"auto"``: about 32 steps per epoch, the power of two nearest to ``n_train /
+        32`` within [32, 1024], where ``n_train`` counts the rows after the validation split.
+        The value used is ``batch_size_``.
     max_epochs : int, default=100
         Maximum number of passes over the training rows.
     learning_rate : float, default=0.02
         Adam's learning rate.
     learning_rate_decay : float, default=1.0
-        Factor in (0, 1] applied to the learning rate after every epoch (1: constant rate).
+        Factor in (0, 1] applied to the learning rate after every epoch by
+        ``learning_rate_schedule="exponential"`` (1: constant rate); a value other than 1 with
+        another schedule raises a ValueError at fit.
     max_grad_norm : float or None, default=1.0
         Gradients are clipped to this global L2 norm before each step; None disables clipping.
+    learning_rate_schedule : {"constant", "exponential", "cosine"}, default="exponential"
+        How the learning rate changes over the ``max_epochs`` epochs: ``"constant"``;
+        ``"exponential"``, times ``learning_rate_decay`` after each epoch; ``"cosine"``, from
+        ``learning_rate`` after the warm-up down to 0 at ``max_epochs`` along half a cosine,
+        set at every step (Loshchilov and Hutter, 2017, "SGDR", Eq. 5, without restarts).
+        Early stopping may end training before the schedule does. :meth:`partial_fit`
+        continues the schedule over its calls (one epoch each); a new ``fit`` restarts it.
+        Models saved before this parameter existed load with ``"exponential"``.
+    warmup_epochs : float, default=0
+        Epochs of linear warm-up: the learning rate grows linearly from 0 to its scheduled
+        value over the first ``warmup_epochs`` epochs, step by step (Goyal et al., 2017,
+        "Accurate, large minibatch SGD", section 2.2). 0: no warm-up.
+    weight_decay : float, default=0.0
+        Decoupled weight decay (AdamW: Loshchilov and Hutter, 2019, "Decoupled weight decay
+        regularization", Algorithm 2): each step also shrinks every weight by ``learning_rate
+        * weight_decay`` times itself (at the step's scheduled rate). 0: plain Adam.
     entmax_mode : {"sparsemax", "entmax15", "constant", "adaptive"}, default="sparsemax"
         The sparse map of the encoder's attentive transformers, as in
         :class:`SparseTabNetClassifier`.
@@ -109,7 +131,9 @@ class SparseTabNetPretrainer(
     validation_fraction : float, default=0.1
         Share of the rows held out for early stopping, in (0, 1).
     n_iter_no_change : int, default=10
-        Patience in epochs.
+        Patience in epochs: training stops after ``max(n_iter_no_change, ceil(200 /
+        steps_per_epoch))`` epochs without an improvement of at least ``tol``, so at least 200
+        optimiser steps pass without improvement, however few batches an epoch has.
     tol : float, default=1e-4
         Minimum improvement of the validation score, or of the training loss without early
         stopping.
@@ -142,6 +166,12 @@ class SparseTabNetPretrainer(
         Negative validation reconstruction loss per epoch (higher is better).
     best_iteration_ : int or None
         Epoch of the kept weights under early stopping.
+    batch_size_ : int
+        The batch size of the last ``fit`` or ``partial_fit`` call: ``batch_size``, or the rule
+        of ``batch_size="auto"`` applied to that call's training rows.
+    virtual_batch_size_ : int
+        The virtual batch size the network was built with: ``virtual_batch_size``, or the rule
+        of ``virtual_batch_size="auto"``.
     n_iter_ : int
         Epochs run.
 
@@ -202,6 +232,9 @@ class SparseTabNetPretrainer(
         learning_rate=DEFAULTS["learning_rate"],
         learning_rate_decay=DEFAULTS["learning_rate_decay"],
         max_grad_norm=DEFAULTS["max_grad_norm"],
+        learning_rate_schedule=DEFAULTS["learning_rate_schedule"],
+        warmup_epochs=DEFAULTS["warmup_epochs"],
+        weight_decay=DEFAULTS["weight_decay"],
         entmax_mode=DEFAULTS["entmax_mode"],
         entmax_alpha=DEFAULTS["entmax_alpha"],
         categorical_features=DEFAULTS["categorical_features"],
@@ -269,19 +302,6 @@ class SparseTabNetPretrainer(
             self.categories_ = {str(names[j]): np.asarray(values, dtype=object) for j, values in categories}
             widths = embedding_dims(self.cat_emb_dim, frame.columns, self._tabular_encoding.is_categorical_)
             groups = attention_groups(self.grouped_features, frame.columns)
-            self._network_config = network_config(self, self._tabular_encoding, widths, groups, output_dim=1)
-            with torch.random.fork_rng(devices=[]):  # seed the weights without touching the global RNG
-                torch.manual_seed(seed)
-                network = PretrainingNetwork(
-                    TabNet(**self._network_config),
-                    n_shared_decoder=self.n_shared_decoder,
-                    n_independent_decoder=self.n_independent_decoder,
-                    pretraining_ratio=self.pretraining_ratio,
-                    virtual_batch_size=self.virtual_batch_size,
-                    momentum=self.momentum,
-                )
-            network.to(device)
-            network.training_generator = torch.Generator().manual_seed(seed + 1)
             validation = None
             if resolve_early_stopping(self.early_stopping, frame.shape[0], has_validation_data=False):
                 train_rows, validation_rows = split_validation(frame.shape[0], self.validation_fraction, seed)
@@ -294,13 +314,31 @@ class SparseTabNetPretrainer(
                         f"{encoded.shape[0]}. Use more rows, a smaller validation_fraction or early_stopping=False."
                     )
             n_train = encoded.shape[0]
+            self.batch_size_, self.virtual_batch_size_ = resolve_batch_sizes(
+                self.batch_size, self.virtual_batch_size, n_train
+            )
+            self._network_config = network_config(
+                self, self._tabular_encoding, widths, groups, output_dim=1, virtual_batch_size=self.virtual_batch_size_
+            )
+            with torch.random.fork_rng(devices=[]):  # seed the weights without touching the global RNG
+                torch.manual_seed(seed)
+                network = PretrainingNetwork(
+                    TabNet(**self._network_config),
+                    n_shared_decoder=self.n_shared_decoder,
+                    n_independent_decoder=self.n_independent_decoder,
+                    pretraining_ratio=self.pretraining_ratio,
+                    virtual_batch_size=self.virtual_batch_size_,
+                    momentum=self.momentum,
+                )
+            network.to(device)
+            network.training_generator = torch.Generator().manual_seed(seed + 1)
             history = train_network(
                 network,
                 lambda row_losses, _: row_losses,  # the network's output is already the loss of each row
                 encoded,
                 torch.zeros(n_train, device=device),
                 torch.ones(n_train, device=device),
-                training_config(self, early_stopping=validation is not None),
+                training_config(self, batch_size=self.batch_size_, early_stopping=validation is not None),
                 torch.Generator().manual_seed(seed),
                 score_function=None if validation is None else lambda: -self._reconstruction_loss(network, validation),
             )

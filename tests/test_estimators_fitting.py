@@ -147,12 +147,14 @@ def test_warm_start_with_validation_pads_earlier_epochs_with_nan(fast_params):
 # ----- stopping -------------------------------------------------------------------------------
 def test_training_loss_plateau_stops_without_early_stopping(fast_params):
     X, y = _data()
-    # tol larger than any possible improvement: epochs 2 and 3 do not improve, patience 2 ends it.
-    model = SparseTabNetClassifier(max_epochs=20, early_stopping=False, n_iter_no_change=2, tol=100.0, **fast_params)
+    # tol larger than any possible improvement: no epoch after the first improves. 96 rows in batches of 2 give
+    # 48 steps an epoch, so the patience is max(2, ceil(200 / 48)) = 5 epochs.
+    params = {**fast_params, "batch_size": 2, "virtual_batch_size": 2}
+    model = SparseTabNetClassifier(max_epochs=20, early_stopping=False, n_iter_no_change=2, tol=100.0, **params)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         model.fit(X, y)
-    assert model.n_iter_ == 3 and len(model.loss_curve_) == 3
+    assert model.n_iter_ == 6 and len(model.loss_curve_) == 6
     assert model.validation_scores_ is None
     assert model.best_iteration_ is None and model.best_validation_score_ is None
 

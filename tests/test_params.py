@@ -9,15 +9,18 @@ from sparsetab import SparseTabNetClassifier, SparseTabNetPretrainer, SparseTabN
 from sparsetab._params import (
     AUTO_EARLY_STOPPING_MIN_ROWS,
     DEFAULTS,
+    LEGACY_VALUES,
     NETWORK_PARAMETERS,
     PARAMETERS,
     PRETRAINED_PARAMETERS,
     network_config,
     parameter_constraints,
+    resolve_batch_sizes,
     resolve_early_stopping,
     same_value,
     split_validation,
     training_config,
+    with_legacy_parameters,
 )
 from sparsetab._tabular import TabularEncoding
 
@@ -72,19 +75,20 @@ def test_network_config_casts_to_plain_values():
     encoding = TabularEncoding()
     encoding.fit_transform(frame)
     model = SparseTabNetClassifier(n_d=np.int64(4), gamma=np.float32(1.5))
-    config = network_config(model, encoding, [1, 3], None, 2)
+    config = network_config(model, encoding, [1, 3], None, 2, virtual_batch_size=np.int64(64))
     assert config["n_d"] == 4 and type(config["n_d"]) is int
     assert type(config["gamma"]) is float and config["gamma"] == 1.5
     assert config["cardinalities"] == [None, 3]
     assert config["embedding_dims"] == [1, 3]
     assert config["missing_indicators"] == [0]
     assert config["output_dim"] == 2 and config["attention_groups"] is None
-    assert config["entmax_mode"] == "sparsemax" and config["virtual_batch_size"] == 128
+    assert config["entmax_mode"] == "sparsemax"
+    assert config["virtual_batch_size"] == 64 and type(config["virtual_batch_size"]) is int
 
 
 def test_training_config_reads_the_training_parameters():
-    model = SparseTabNetRegressor(batch_size=7, max_epochs=9, tol=0.5, lambda_sparse=0.25, verbose=2)
-    config = training_config(model, early_stopping=True, epoch_offset=3)
+    model = SparseTabNetRegressor(batch_size="auto", max_epochs=9, tol=0.5, lambda_sparse=0.25, verbose=2)
+    config = training_config(model, batch_size=7, early_stopping=True, epoch_offset=3)
     assert (config.batch_size, config.max_epochs, config.tol, config.lambda_sparse, config.verbose) == (
         7,
         9,
@@ -93,8 +97,44 @@ def test_training_config_reads_the_training_parameters():
         2,
     )
     assert config.early_stopping and not config.incremental and config.epoch_offset == 3
-    incremental = training_config(model, early_stopping=False, incremental=True)
+    # A new fit restarts the schedule over max_epochs; partial_fit continues it from the epochs run.
+    assert (config.schedule_epochs, config.schedule_offset) == (9, 0)
+    incremental = training_config(model, batch_size=7, early_stopping=False, incremental=True, epoch_offset=4)
     assert incremental.max_epochs == 1 and incremental.incremental
+    assert (incremental.schedule_epochs, incremental.schedule_offset) == (9, 4)
+
+
+@pytest.mark.parametrize("schedule", ["constant", "cosine"])
+def test_learning_rate_decay_belongs_to_the_exponential_schedule(schedule):
+    model = SparseTabNetRegressor(learning_rate_schedule=schedule, learning_rate_decay=0.9)
+    with pytest.raises(ValueError, match=r"learning_rate_decay=0\.9 .*learning_rate_schedule='(constant|cosine)'"):
+        training_config(model, batch_size=8, early_stopping=False)
+    training_config(SparseTabNetRegressor(learning_rate_schedule=schedule), batch_size=8, early_stopping=False)
+
+
+@pytest.mark.parametrize(
+    "n_samples, expected",
+    [
+        (1, 32), (500, 32), (2000, 64), (4000, 128), (8000, 256), (16000, 512), (23000, 512), (23200, 1024),
+        (10**6, 1024),
+    ],  # fmt: skip
+)
+def test_auto_batch_size_gives_about_32_steps_per_epoch(n_samples, expected):
+    # Nearest power of two to n / 32 in log scale: 23,170 rows is the midpoint between 512 and 1,024.
+    assert resolve_batch_sizes("auto", "auto", n_samples) == (expected, min(expected, 128))
+    assert resolve_batch_sizes("auto", 100, n_samples) == (expected, 100)
+    assert resolve_batch_sizes(300, "auto", n_samples) == (300, 128)
+    assert resolve_batch_sizes(50, 7, n_samples) == (50, 7)
+
+
+def test_legacy_values_are_those_of_the_first_release():
+    # A model saved before these parameters existed trained with exactly these settings.
+    assert LEGACY_VALUES == {"learning_rate_schedule": "exponential", "warmup_epochs": 0, "weight_decay": 0.0}
+    saved = {"n_d": 4, "weight_decay": 0.5}
+    completed = with_legacy_parameters(saved, ["n_d", "weight_decay", "warmup_epochs", "learning_rate_schedule"])
+    assert completed == {"n_d": 4, "weight_decay": 0.5, "warmup_epochs": 0, "learning_rate_schedule": "exponential"}
+    assert saved == {"n_d": 4, "weight_decay": 0.5}  # not modified
+    assert with_legacy_parameters(saved, ["n_d"]) == saved
 
 
 @pytest.mark.parametrize(

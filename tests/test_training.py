@@ -4,7 +4,7 @@ import pytest
 import torch
 from sklearn.exceptions import ConvergenceWarning
 
-from sparsetab._training import _batches, train_network
+from sparsetab._training import MIN_PATIENCE_STEPS, _batches, learning_rate_factor, patience_epochs, train_network
 from sparsetab.network import TabNet
 
 
@@ -84,8 +84,9 @@ def test_convergence_warning_when_max_epochs_reached(make_training_config):
 
 
 def test_early_stopping_restores_the_best_epoch(make_training_config):
-    network, X, y = _problem(40)
-    scores = iter([0.1, 0.5, 0.3, 0.2, 0.1, 0.0])
+    # 40 rows in batches of 2: 20 steps an epoch, so the patience is max(3, ceil(200 / 20)) = 10 epochs.
+    network, X, y = _problem(40, virtual_batch_size=2)
+    scores = iter([0.1, 0.5, 0.3, 0.2, 0.1, 0.0, -0.1, -0.2, -0.3, -0.4, -0.5, -0.6, -0.7])
     snapshots = []
 
     def score_function():
@@ -96,10 +97,10 @@ def test_early_stopping_restores_the_best_epoch(make_training_config):
         network,
         X,
         y,
-        make_training_config(max_epochs=6, early_stopping=True, n_iter_no_change=3),
+        make_training_config(max_epochs=13, batch_size=2, early_stopping=True, n_iter_no_change=3),
         score_function=score_function,
     )
-    assert history.validation_scores == [0.1, 0.5, 0.3, 0.2, 0.1]
+    assert history.validation_scores == [0.1, 0.5, 0.3, 0.2, 0.1, 0.0, -0.1, -0.2, -0.3, -0.4, -0.5, -0.6]
     assert history.best_iteration == 1 and history.converged
     for name, value in network.state_dict().items():
         assert torch.equal(value, snapshots[1][name]), name
@@ -178,3 +179,108 @@ def test_verbose_line_per_epoch(capsys, make_training_config):
     assert [int(line.split()[1]) for line in lines] == [6, 7]
     assert [float(line.split("loss ")[1].split()[0]) for line in lines] == pytest.approx(history.loss_curve, abs=1e-5)
     assert all(line.endswith(" s") for line in lines)
+
+
+@pytest.mark.parametrize(
+    "n_iter_no_change, steps_per_epoch, expected", [(10, 4, 50), (10, 29, 10), (3, 20, 10), (10, 200, 10), (1, 1, 200)]
+)
+def test_patience_is_at_least_200_steps(n_iter_no_change, steps_per_epoch, expected):
+    assert MIN_PATIENCE_STEPS == 200
+    assert patience_epochs(n_iter_no_change, steps_per_epoch) == expected
+
+
+def test_a_few_batches_per_epoch_are_not_stopped_after_a_few_dozen_steps(make_training_config):
+    # 4 steps an epoch: an epoch-counted patience of 10 would stop at epoch 11 (44 steps); 200 steps need 50 epochs.
+    network, X, y = _problem(40, virtual_batch_size=10)
+    scores = iter([1.0] + [0.0] * 60)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        history = _train(
+            network,
+            X,
+            y,
+            make_training_config(max_epochs=60, batch_size=10, early_stopping=True, n_iter_no_change=10),
+            score_function=lambda: next(scores),
+        )
+    assert len(history.validation_scores) == 51 and history.converged and history.best_iteration == 0
+
+
+@pytest.mark.parametrize(
+    "schedule, progress, expected",
+    [
+        ("constant", 0.5, 1.0),
+        ("constant", 37.0, 1.0),
+        ("exponential", 0.25, 1.0),  # a step of epoch 0
+        ("exponential", 1.0, 1.0),  # the last step of epoch 0
+        ("exponential", 1.5, 0.5),
+        ("exponential", 3.0, 0.25),
+        ("cosine", 0.0, 1.0),
+        ("cosine", 5.0, 0.5),  # half-way through 10 epochs: (1 + cos(pi / 2)) / 2
+        ("cosine", 2.5, (1 + 2**-0.5) / 2),
+        ("cosine", 10.0, 0.0),
+        ("cosine", 12.0, 0.0),  # past the end (partial_fit): stays at 0
+    ],
+)
+def test_learning_rate_factor_without_warmup(schedule, progress, expected):
+    factor = learning_rate_factor(schedule, progress, warmup_epochs=0, schedule_epochs=10, decay=0.5)
+    assert factor == pytest.approx(expected, abs=1e-12)
+
+
+def test_warmup_is_linear_and_the_cosine_starts_after_it():
+    def factor(schedule, progress):
+        return learning_rate_factor(schedule, progress, warmup_epochs=2, schedule_epochs=12, decay=0.5)
+
+    assert factor("constant", 0.5) == pytest.approx(0.25)
+    assert factor("constant", 2.0) == pytest.approx(1.0)
+    assert factor("cosine", 1.0) == pytest.approx(0.5)
+    assert factor("cosine", 2.0) == pytest.approx(1.0)
+    assert factor("cosine", 7.0) == pytest.approx(0.5)  # half of the 10 post-warm-up epochs
+    assert factor("exponential", 1.5) == pytest.approx(0.75 * 0.5)
+
+
+def test_the_optimizer_gets_the_scheduled_rate_at_every_step(make_training_config, monkeypatch):
+    network, X, y = _problem(40, virtual_batch_size=10)
+    rates = []
+    original_step = torch.optim.Adam.step
+
+    def recording_step(self, *args, **kwargs):
+        rates.append(self.param_groups[0]["lr"])
+        return original_step(self, *args, **kwargs)
+
+    monkeypatch.setattr(torch.optim.Adam, "step", recording_step)
+    config = make_training_config(
+        max_epochs=3, batch_size=10, learning_rate=0.1, learning_rate_schedule="cosine", warmup_epochs=1
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        _train(network, X, y, config)
+    expected = [0.1 * learning_rate_factor("cosine", (k + 1) / 4, warmup_epochs=1, schedule_epochs=3, decay=1.0)
+                for k in range(12)]  # fmt: skip
+    assert rates == pytest.approx(expected, rel=1e-12)
+    assert rates[:4] == pytest.approx([0.025, 0.05, 0.075, 0.1]) and rates[-1] == pytest.approx(0.0, abs=1e-12)
+
+
+def test_weight_decay_is_decoupled_and_shrinks_the_weights(make_training_config):
+    # Same data and seed: with AdamW the weights end smaller than with Adam.
+    norms = {}
+    for weight_decay in (0.0, 0.5):
+        network, X, y = _problem(40)
+        config = make_training_config(max_epochs=5, weight_decay=weight_decay, learning_rate=0.05)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            history = _train(network, X, y, config)
+        norms[weight_decay] = float(sum(p.detach().square().sum() for p in network.parameters()))
+        assert history.optimizer_state["param_groups"][0]["weight_decay"] == weight_decay
+    assert norms[0.5] < norms[0.0]
+
+
+def test_partial_fit_past_the_end_of_a_cosine_schedule_warns(make_training_config):
+    network, X, y = _problem(40)
+    config = make_training_config(
+        max_epochs=1, learning_rate_schedule="cosine", incremental=True, schedule_epochs=3, schedule_offset=3
+    )
+    before = [parameter.detach().clone() for parameter in network.parameters()]
+    with pytest.warns(UserWarning, match="cosine learning-rate schedule ended after max_epochs=3"):
+        _train(network, X, y, config)
+    # Learning rate 0: Adam moves nothing (batch norm statistics still update).
+    assert all(torch.equal(old, new) for old, new in zip(before, network.parameters()))
