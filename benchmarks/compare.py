@@ -708,18 +708,23 @@ def plan_halving(n_samples, default_cpu_s, budget_cpu_s, multiplier, max_candida
         ``n_candidates``, ``min_resources``, ``rounds``, ``estimated_cpu_s``.
     """
     per_full_fit = max(multiplier * default_cpu_s, 1e-3)
+
+    def estimate(n_candidates, resources, k):
+        return sum(
+            math.ceil(n_candidates / factor**i) * per_full_fit * min(resources * factor**i, n_samples) / n_samples
+            for i in range(k + 1)
+        )
+
     for k in range(4, -1, -1):
-        resources = math.ceil(n_samples / factor**k)
+        resources = n_samples // factor**k  # rounded down, so that the last round's resources fit in n_samples
         if k and resources < min_resources:
             continue
-        affordable = int(budget_cpu_s / ((k + 1) * per_full_fit * resources / n_samples))
-        n_candidates = min(affordable, max_candidates)
+        n_candidates = min(int(budget_cpu_s / ((k + 1) * per_full_fit * resources / n_samples)), max_candidates)
+        while n_candidates > 1 and estimate(n_candidates, resources, k) > budget_cpu_s:
+            n_candidates -= 1  # the rounding up of the later rounds' candidates
         if n_candidates >= factor**k or k == 0:
             n_candidates = max(n_candidates, 1)
-            estimated = sum(
-                math.ceil(n_candidates / factor**i) * per_full_fit * min(resources * factor**i, n_samples) / n_samples
-                for i in range(k + 1)
-            )
+            estimated = estimate(n_candidates, resources, k)
             return dict(n_candidates=n_candidates, min_resources=resources, rounds=k + 1, estimated_cpu_s=estimated)
     raise AssertionError("unreachable")
 
