@@ -56,12 +56,16 @@ Parallel cells: ``--jobs N`` runs up to N cells at once in separate processes (j
 cells of the same run, but cached cells keep the timing of the run that measured them; each file records its
 threads, jobs and CPU model).
 
-Run (the full Tables 1 and 2 take about 30 minutes on two CPU cores, Table 3 about 3 hours, the ablation about 15
-minutes per variant, Table 4 about 1.5 hours per seed; ``--quick`` is a smoke run of a few minutes)::
+Run. On two CPU cores with one thread and one job, from an empty cache: Tables 1 and 2 about 20-30 minutes, Table 3
+about 40 minutes (its seed 0 cells are Table 2's), the ablation 2-3 minutes per variant that stops early and up to
+10 for one that runs all epochs (``cosine``), Table 4 at most 80 minutes per seed (8 searches of at most 10
+CPU-minutes; HistGradientBoosting's use far less). ``--quick`` (at most 5,000 rows, 3 epochs, tiny searches, its
+own cache) is a smoke run of a minute or two::
 
     python benchmarks/compare.py [--datasets adult kdd_census_income ...] [--tables same defaults seeds screen tuned]
                                  [--variants old_defaults cosine wide ...] [--seeds 0 1 2] [--jobs 1] [--threads 1]
-                                 [--max-epochs 100] [--refresh] [--quick] [--output benchmarks/results/compare.md]
+                                 [--max-epochs 100] [--refresh] [--cache-dir DIR] [--quick]
+                                 [--output benchmarks/results/compare.md]
 
 For example ``python benchmarks/compare.py --tables seeds --output benchmarks/results/compare_seeds.md`` (Table 3),
 ``--tables screen --variants old_defaults cosine wide cosine+wide+ple --output benchmarks/results/ablation.md``
@@ -680,6 +684,7 @@ def _run_cell_job(index, cell, cache_root, key):
 
 
 def _n_classes(y):
+    """Number of distinct labels in ``y``."""
     return len(np.unique(y))
 
 
@@ -710,6 +715,7 @@ def plan_halving(n_samples, default_cpu_s, budget_cpu_s, multiplier, max_candida
     per_full_fit = max(multiplier * default_cpu_s, 1e-3)
 
     def estimate(n_candidates, resources, k):
+        """Estimated CPU seconds of a plan."""
         return sum(
             math.ceil(n_candidates / factor**i) * per_full_fit * min(resources * factor**i, n_samples) / n_samples
             for i in range(k + 1)
@@ -1106,13 +1112,16 @@ class Report:
 
     @staticmethod
     def _mean(values):
+        """Mean of ``values``, or None when empty."""
         return float(np.mean(values)) if values else None
 
     @staticmethod
     def _range(values, spec):
+        """``"min–max"`` of ``values`` formatted with ``spec``, or "n/a"."""
         return f"{min(values):{spec}}–{max(values):{spec}}" if values else "n/a"
 
     def _seeds_text(self, summary):
+        """``"done/of"`` seeds of a :meth:`summary`."""
         return f"{summary['done']}/{summary['of']}"
 
     def seeds_table(self):
