@@ -1506,7 +1506,11 @@ def parse_args(argv=None):
     """Command-line options."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--datasets", nargs="+", choices=DATASETS, metavar="NAME", help="default: all 8 for tables 1-3, the 4 screening sets for the ablation and table 4"
+        "--datasets",
+        nargs="+",
+        choices=DATASETS,
+        metavar="NAME",
+        help="default: all 8 for tables 1-3, the 4 screening sets for the ablation and table 4",
     )
     parser.add_argument("--tables", nargs="+", default=list(DEFAULT_TABLES), choices=TABLES)
     parser.add_argument(
