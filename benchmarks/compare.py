@@ -1,23 +1,37 @@
-"""sparsetab against pytorch-tabnet 4.1.0 and gradient boosting on eight real data sets, same splits, one process.
+"""sparsetab against pytorch-tabnet 4.1.0 and gradient boosting on eight real data sets, same splits, cached cells.
 
 For each data set the models are fitted on the same training rows and scored on the same test rows:
 
-- ``SparseTabNetClassifier`` / ``SparseTabNetRegressor`` (this package, fed the DataFrame as it is);
+- ``SparseTabNetClassifier`` / ``SparseTabNetRegressor`` (this package, fed the DataFrame as it is), in the named
+  configurations of ``benchmarks/configs.py``;
 - pytorch-tabnet's ``TabNetClassifier`` / ``TabNetRegressor`` (categorical columns as integer codes learned
   on the training rows, one extra code for unseen categories, with ``cat_idxs``, ``cat_dims``, ``cat_emb_dim=1``);
 - scikit-learn's ``HistGradientBoostingClassifier`` / ``Regressor`` (``categorical_features="from_dtype"`` on
   pandas ``category`` columns) and LightGBM when it is importable (skipped with a note otherwise).
 
-Two tables:
+Tables (``--tables``, default ``same defaults``):
 
 1. ``same``: both TabNets with the same architecture and training settings (n_d = n_a = 8, n_steps = 3,
    gamma 1.3, n_independent = n_shared = 2, lambda_sparse 1e-3, momentum 0.02, batch 1024, virtual batch 128,
    Adam with learning rate 0.02, sparsemax, embedding width 1, ``--max-epochs``, early stopping with
-   patience 10 on the validation loss);
-2. ``defaults``: each library's documented defaults (plus the random seed).
+   patience 10 on the validation loss); one seed;
+2. ``defaults``: each library's documented defaults (plus the random seed); one seed;
+3. ``seeds``: "defaults, 3 seeds": sparsetab's old defaults (0.1.0, written out in configs.py) and current
+   defaults, pytorch-tabnet's defaults, HistGradientBoosting and LightGBM, mean and range over seeds, error ratio
+   to HistGradientBoosting and the goal summary of issue 17;
+4. ``screen``: the ablation of ``--variants`` (configs.py names, combinable with ``+``) on the four screening
+   sets (adult, letter_recognition, higgs_sample, california_housing), 3 seeds;
+5. ``tuned``: "Table 4: tuned": sparsetab and HistGradientBoosting each tuned by ``HalvingRandomSearchCV`` within
+   10 CPU-minutes per model, data set and seed on the screening sets (spaces and budget rules in configs.py).
+
+Error is 1 - accuracy for classification (1 - ROC AUC for higgs_sample and bank_marketing) and RMSE for
+regression. Seeds: ``--seeds`` (``--seed K`` is the same as ``--seeds K``) overrides every table's default seeds
+(tables 1, 2, 4: ``0``, and 1 and 2 only ever use the first seed; tables 3 and the ablation: ``0 1 2``); the seed
+is the random state of the models and of the fit / validation split (and of the --quick subsample).
+``--datasets`` overrides every table's data sets (tables 1-3: all 8; ablation and table 4: the screening sets).
 
 The TabNets train on 90% of the training rows and early-stop on the other 10% (the same rows for both,
-split off once, stratified for classification); the boosting models are fitted on all the training rows
+split off per seed, stratified for classification); the boosting models are fitted on all the training rows
 with their defaults. Reported per data set and model: test accuracy and ROC AUC (macro one-vs-rest for
 multiclass) or RMSE (in the target's units) and R^2, fit seconds, epochs (boosting: iterations) run,
 predicted test rows per second (``predict_proba`` / ``predict``), the peak RSS increase during ``fit``
@@ -26,16 +40,43 @@ sparsetab / pytorch-tabnet of fit seconds, predict rows/s and peak memory. The d
 ``datasets/<name>/`` with their ``SOURCE.md``. Not part of the test suite; needs ``pytorch-tabnet==4.1.0``
 and ``psutil`` (``lightgbm`` optional).
 
-Run (the full run takes hours on two CPU cores; ``--quick`` is a smoke run of a few minutes)::
+Cache and resume: every cell (data set, model configuration, seed, protocol) is measured once and stored as one
+JSON file ``benchmarks/results/cache/<data set>/<model>-<config>-seed<k>-<hash8>.json`` (see ``_cache.py``;
+committed to git, so a later session resumes where an earlier one stopped). The key holds everything that
+determines the result: data set, model, configuration name, seed, protocol, the quick flag, the estimator's class
+and constructor parameters as constructed (``get_params(deep=False)``: when sparsetab's defaults change, the
+"defaults" cells are re-measured), the fit parameters and the versions of the libraries involved. A rerun reads
+the cached cells instead of fitting (a fully cached run takes seconds); ``--refresh`` re-measures them. Each
+file is written atomically when its cell ends, so a killed run keeps every finished cell: to resume, run the same
+command again. Failed cells are not cached. ``--quick`` cells go to ``benchmarks/results/cache-quick/`` (not in
+git). The results file states the total CPU time of its cells (cached or not) and the CPU models they ran on.
 
-    python benchmarks/compare.py [--datasets adult kdd_census_income ...] [--tables same defaults]
-                                 [--max-epochs 100] [--seed 0] [--threads 1] [--quick]
+Parallel cells: ``--jobs N`` runs up to N cells at once in separate processes (joblib, loky), each with
+``--threads`` torch / OpenMP / LightGBM threads. Fit times are then measured under load (the ratio columns compare
+cells of the same run, but cached cells keep the timing of the run that measured them; each file records its
+threads, jobs and CPU model).
+
+Run. On two CPU cores with one thread and one job, from an empty cache: Tables 1 and 2 about 20-30 minutes, Table 3
+about 40 minutes (its seed 0 cells are Table 2's), the ablation 2-3 minutes per variant that stops early and up to
+10 for one that runs all epochs (``cosine``), Table 4 at most 80 minutes per seed (8 searches of at most 10
+CPU-minutes; HistGradientBoosting's use far less). ``--quick`` (at most 5,000 rows, 3 epochs, tiny searches, its
+own cache) is a smoke run of a minute or two::
+
+    python benchmarks/compare.py [--datasets adult kdd_census_income ...] [--tables same defaults seeds screen tuned]
+                                 [--variants old_defaults cosine wide ...] [--seeds 0 1 2] [--jobs 1] [--threads 1]
+                                 [--max-epochs 100] [--refresh] [--cache-dir DIR] [--quick]
                                  [--output benchmarks/results/compare.md]
+
+For example ``python benchmarks/compare.py --tables seeds --output benchmarks/results/compare_seeds.md`` (Table 3),
+``--tables screen --variants old_defaults cosine wide cosine+wide+ple --output benchmarks/results/ablation.md``
+and ``--tables tuned --output benchmarks/results/compare_tuned.md``.
 """
 
 import argparse
 import contextlib
+import hashlib
 import io
+import math
 import os
 import platform
 import shlex
@@ -43,13 +84,16 @@ import sys
 import time
 import traceback
 import warnings
-from importlib.metadata import version
+from datetime import datetime, timezone
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
+import configs
 import numpy as np
 import pandas as pd
 import sklearn
 import torch
+from _cache import CellCache, json_safe, key_hash
 from _measure import PeakRSS, cpu_model
 from pytorch_tabnet.tab_model import TabNetClassifier, TabNetRegressor
 from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
@@ -68,6 +112,9 @@ except ImportError:  # optional
     lightgbm = None
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "datasets"
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+CACHE_DIR = RESULTS_DIR / "cache"
+QUICK_CACHE_DIR = RESULTS_DIR / "cache-quick"
 DATASETS = (
     "adult",
     "kdd_census_income",
@@ -78,11 +125,20 @@ DATASETS = (
     "california_housing",
     "diamonds",
 )
-TABLES = ("same", "defaults")
+SCREENING = ("adult", "letter_recognition", "higgs_sample", "california_housing")
+AUC_ERROR = ("higgs_sample", "bank_marketing")  # error = 1 - ROC AUC there
+TABLES = ("same", "defaults", "seeds", "screen", "tuned")
+DEFAULT_TABLES = ("same", "defaults")
 TABLE_TITLES = {
     "same": "Table 1: same architecture and training settings",
     "defaults": "Table 2: documented defaults",
+    "seeds": "Table 3: defaults, 3 seeds",
+    "screen": "Ablation: screening variants",
+    "tuned": "Table 4: tuned",
 }
+TABLE_SEEDS = {"same": (0,), "defaults": (0,), "seeds": (0, 1, 2), "screen": (0, 1, 2), "tuned": (0,)}
+TABLE_DATASETS = {"same": DATASETS, "defaults": DATASETS, "seeds": DATASETS, "screen": SCREENING, "tuned": SCREENING}
+DEFAULT_VARIANTS = ("old_defaults", "defaults", "cosine", "wide", "cosine_wide", "ple", "periodic", "quantile")
 SAME_ARCHITECTURE = dict(
     n_d=8, n_a=8, n_steps=3, gamma=1.3, n_independent=2, n_shared=2, lambda_sparse=1e-3, momentum=0.02
 )
@@ -92,6 +148,12 @@ PATIENCE = 10
 VALIDATION_FRACTION = 0.1
 QUICK_ROWS = 5000
 QUICK_EPOCHS = 3
+QUICK_BOOSTING_ITERATIONS = 50  # max_iter of the tuned HistGradientBoosting under --quick
+#: Version of the measuring protocol of a single fit / of a tuned cell; part of every key (bump it when the
+#: splits, the data preparation or the scoring here change).
+PROTOCOL = "holdout90-v1"
+TUNED_PROTOCOL = "halving-predefined-split-v1"
+BOOSTING = ("HistGradientBoosting", "LightGBM")
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -236,6 +298,13 @@ def with_category_dtype(X_train, X_test):
 # Measurement
 
 
+def error_of(name, task, metric1, metric2):
+    """The error of issue 17: 1 - accuracy (1 - ROC AUC for :data:`AUC_ERROR`), RMSE for regression."""
+    if task == "regression":
+        return metric1
+    return 1.0 - (metric2 if name in AUC_ERROR else metric1)
+
+
 def measure(fit, predict, y_test, task, epochs):
     """Fit, predict the test rows and score one model.
 
@@ -256,13 +325,13 @@ def measure(fit, predict, y_test, task, epochs):
     Returns
     -------
     dict
-        ``metric1`` (accuracy or RMSE), ``metric2`` (ROC AUC or R^2), ``fit_s``, ``epochs``,
-        ``predict_rows_s``, ``peak_mib``.
+        ``metric1`` (accuracy or RMSE), ``metric2`` (ROC AUC or R^2), ``fit_s``, ``fit_cpu_s`` (CPU seconds of
+        this process, all threads, during fit), ``epochs``, ``predict_rows_s``, ``peak_mib``.
     """
     with PeakRSS() as memory:
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         model = fit()
-        fit_seconds = time.perf_counter() - start
+        fit_seconds, fit_cpu = time.perf_counter() - start, time.process_time() - start_cpu
     start = time.perf_counter()
     prediction = predict(model)
     predict_seconds = time.perf_counter() - start
@@ -280,99 +349,192 @@ def measure(fit, predict, y_test, task, epochs):
         metric1 = float(np.sqrt(mean_squared_error(y_test, prediction)))
         metric2 = r2_score(y_test, prediction)
     return dict(
-        metric1=metric1,
-        metric2=metric2,
+        metric1=float(metric1),
+        metric2=float(metric2),
         fit_s=fit_seconds,
-        epochs=epochs(model),
+        fit_cpu_s=fit_cpu,
+        epochs=int(epochs(model)),
         predict_rows_s=len(y_test) / predict_seconds,
         peak_mib=memory.increase_mib,
     )
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# Models
+# Models: what a cell constructs (no data needed, so that the cache key is known before anything is fitted)
 
 
-def run_sparsetab(data, table, args):
-    """sparsetab on the fit rows, early stopping on the validation rows (``fit(..., X_val=, y_val=)``)."""
-    estimator = SparseTabNetClassifier if data["task"] == "classification" else SparseTabNetRegressor
-    if table == "same":
+def sparsetab_params(cell, classification):
+    """Constructor parameters of sparsetab for ``cell`` (configuration, seed, --quick epoch cap).
+
+    Raises
+    ------
+    configs.UnknownParameterError
+        When the configuration sets a parameter the installed estimator does not accept.
+    """
+    estimator = SparseTabNetClassifier if classification else SparseTabNetRegressor
+    if cell["config"] == "same":
         params = dict(
             SAME_ARCHITECTURE,
             **BATCH,
             learning_rate=LEARNING_RATE,
             entmax_mode="sparsemax",
             cat_emb_dim=1,
-            max_epochs=args.max_epochs,
+            max_epochs=cell["max_epochs"],
             early_stopping=True,
             n_iter_no_change=PATIENCE,
         )
+    elif cell["config"] == "tuned":
+        params = dict(configs.TUNING_BASE["sparsetab"])
     else:
-        params = dict(max_epochs=QUICK_EPOCHS) if args.quick else {}
-    model = estimator(random_state=args.seed, **params)
-
-    def fit():
-        return model.fit(data["X_fit"], data["y_fit"], X_val=data["X_val"], y_val=data["y_val"])
-
-    return measure(fit, _predictor(data), data["y_test"], data["task"], lambda m: m.n_iter_)
+        params = configs.resolve(cell["config"], estimator().get_params().keys())
+    if cell["quick"]:
+        params["max_epochs"] = QUICK_EPOCHS
+    return estimator, dict(params, random_state=cell["seed"])
 
 
-def run_pytorch_tabnet(data, table, args):
-    """pytorch-tabnet on the integer-coded fit rows with the validation rows as ``eval_set``."""
-    classification = data["task"] == "classification"
-    codes = data["codes"]
-    common = dict(
-        cat_idxs=codes.cat_idxs, cat_dims=codes.cat_dims, cat_emb_dim=1, seed=args.seed, verbose=0, device_name="cpu"
-    )
-    fit_params = dict(max_epochs=args.max_epochs, patience=PATIENCE, **BATCH)
-    if table == "same":
-        params = dict(SAME_ARCHITECTURE, optimizer_params=dict(lr=LEARNING_RATE), mask_type="sparsemax", **common)
-        # Monitor the validation loss, as sparsetab's scoring="loss" does.
-        fit_params["eval_metric"] = ["logloss" if classification else "mse"]
+def build(cell, task, data=None):
+    """The estimator of ``cell``, its fit parameters and the parameters that go into the cache key.
+
+    Parameters
+    ----------
+    cell : dict
+        ``dataset``, ``model``, ``config``, ``seed``, ``quick``, ``max_epochs``, ``threads``.
+    task : {"classification", "regression"}
+    data : dict, default=None
+        The prepared data set (:func:`prepare`); only pytorch-tabnet needs it (``cat_idxs``, ``cat_dims``).
+
+    Returns
+    -------
+    estimator : object
+        Unfitted.
+    fit_params : dict
+        Extra keyword arguments of ``fit`` that are part of the protocol.
+    key_params : dict
+        The estimator's class and ``get_params(deep=False)`` (without ``n_jobs``; pytorch-tabnet without the
+        data-derived ``cat_idxs`` / ``cat_dims``), plus ``fit_params``.
+    """
+    classification = task == "classification"
+    model, config, seed = cell["model"], cell["config"], cell["seed"]
+    fit_params = {}
+    if model == "sparsetab":
+        estimator_class, params = sparsetab_params(cell, classification)
+        estimator = estimator_class(**params)
+    elif model == "pytorch-tabnet":
+        common = dict(cat_emb_dim=1, seed=seed, verbose=0, device_name="cpu")
+        if data is not None:
+            common.update(cat_idxs=data["codes"].cat_idxs, cat_dims=data["codes"].cat_dims)
+        fit_params = dict(max_epochs=cell["max_epochs"], patience=PATIENCE, **BATCH)
+        if config == "same":
+            params = dict(SAME_ARCHITECTURE, optimizer_params=dict(lr=LEARNING_RATE), mask_type="sparsemax", **common)
+            # Monitor the validation loss, as sparsetab's scoring="loss" does.
+            fit_params["eval_metric"] = ["logloss" if classification else "mse"]
+        elif config == "defaults":
+            params = common
+            fit_params["max_epochs"] = QUICK_EPOCHS if cell["quick"] else 200  # documented default (README)
+        else:
+            raise ValueError(f"pytorch-tabnet has no configuration {config!r} (same, defaults)")
+        estimator = (TabNetClassifier if classification else TabNetRegressor)(**params)
+    elif model == "HistGradientBoosting":
+        estimator_class = HistGradientBoostingClassifier if classification else HistGradientBoostingRegressor
+        params = dict(categorical_features="from_dtype", random_state=seed)
+        if config == "tuned":
+            params.update(configs.TUNING_BASE["HistGradientBoosting"])
+            if cell["quick"]:
+                params["max_iter"] = QUICK_BOOSTING_ITERATIONS
+        elif config != "defaults":
+            raise ValueError(f"HistGradientBoosting has no configuration {config!r} (defaults, tuned)")
+        estimator = estimator_class(**params)
+    elif model == "LightGBM":
+        if lightgbm is None:
+            raise ImportError("LightGBM is not installed")
+        if config != "defaults":
+            raise ValueError(f"LightGBM has no configuration {config!r} (defaults)")
+        estimator_class = lightgbm.LGBMClassifier if classification else lightgbm.LGBMRegressor
+        estimator = estimator_class(random_state=seed, n_jobs=cell["threads"], verbose=-1)
     else:
-        params = common
-        fit_params["max_epochs"] = QUICK_EPOCHS if args.quick else 200  # documented default (README)
-    model = (TabNetClassifier if classification else TabNetRegressor)(**params)
-    X_fit, X_val = data["X_fit_codes"], data["X_val_codes"]
-    y_fit, y_val = data["y_fit"], data["y_val"]
-    if not classification:
-        y_fit, y_val = y_fit.reshape(-1, 1), y_val.reshape(-1, 1)
-
-    def fit():
-        # pytorch-tabnet prints its early-stopping summary whatever ``verbose`` is.
-        with contextlib.redirect_stdout(io.StringIO()):
-            model.fit(X_fit, y_fit, eval_set=[(X_val, y_val)], **fit_params)
-        return model
-
-    return measure(fit, _predictor(data, codes=True), data["y_test"], data["task"], lambda m: len(m.history["loss"]))
+        raise ValueError(f"unknown model {model!r}")
+    params = estimator.get_params(deep=False)
+    for name in ("n_jobs", "cat_idxs", "cat_dims"):
+        params.pop(name, None)
+    kind = type(estimator)
+    key_params = dict(estimator=f"{kind.__module__}.{kind.__qualname__}", params=params, fit_params=fit_params)
+    return estimator, fit_params, json_safe(key_params)
 
 
-def run_hgb(data, table, args):
-    """HistGradientBoosting with its defaults (``categorical_features="from_dtype"``) on all training rows."""
-    classification = data["task"] == "classification"
-    estimator = HistGradientBoostingClassifier if classification else HistGradientBoostingRegressor
-    model = estimator(categorical_features="from_dtype", random_state=args.seed)
-    return measure(
-        lambda: model.fit(data["X_train_cat"], data["y_train"]),
-        _predictor(data, category=True),
-        data["y_test"],
-        data["task"],
-        lambda m: m.n_iter_,
+def _relative(path):
+    """``path`` relative to the repository root when it is inside it, else as given (POSIX form)."""
+    path = Path(path).resolve()
+    root = RESULTS_DIR.parent.parent
+    return (path.relative_to(root) if path.is_relative_to(root) else path).as_posix()
+
+
+def _version(package):
+    """Installed version of ``package``, or "not installed"."""
+    try:
+        return version(package)
+    except PackageNotFoundError:
+        return "not installed"
+
+
+def versions_for(model):
+    """Versions of the libraries a cell of ``model`` depends on (part of its key)."""
+    found = {"scikit-learn": sklearn.__version__, "numpy": np.__version__, "pandas": pd.__version__}
+    if model == "sparsetab":
+        found.update(sparsetab=sparsetab.__version__, torch=torch.__version__.split("+")[0])
+    elif model == "pytorch-tabnet":
+        found.update({"pytorch-tabnet": _version("pytorch-tabnet"), "torch": torch.__version__.split("+")[0]})
+    elif model == "LightGBM":
+        found["lightgbm"] = lightgbm.__version__ if lightgbm is not None else "not installed"
+    return found
+
+
+def task_of(name):
+    """``"regression"`` for california_housing and diamonds, else ``"classification"``."""
+    return "regression" if name in ("california_housing", "diamonds") else "classification"
+
+
+def cell_key(cell):
+    """The cache key of ``cell`` (a JSON-safe dict; see ``_cache.py``).
+
+    Raises
+    ------
+    Exception
+        Whatever constructing the estimator raises (unknown configuration or parameter).
+    """
+    _, _, key_params = build(cell, task_of(cell["dataset"]))
+    key = dict(
+        dataset=cell["dataset"],
+        model=cell["model"],
+        config=cell["config"],
+        seed=cell["seed"],
+        protocol=TUNED_PROTOCOL if cell["config"] == "tuned" else PROTOCOL,
+        quick=dict(rows=QUICK_ROWS, epochs=QUICK_EPOCHS) if cell["quick"] else False,
+        versions=versions_for(cell["model"]),
+        **key_params,
+    )
+    if cell["config"] == "tuned":
+        key["tuning"] = tuning_settings(cell)
+    return json_safe(key)
+
+
+def tuning_settings(cell):
+    """Budget, halving settings and search space of a tuned cell (part of its key)."""
+    model, quick = cell["model"], cell["quick"]
+    accepted = SparseTabNetClassifier().get_params().keys() if model == "sparsetab" else ()
+    return dict(
+        budget_cpu_s=configs.QUICK_TUNING_BUDGET_CPU_S if quick else configs.TUNING_BUDGET_CPU_S,
+        factor=configs.HALVING_FACTOR,
+        cost_multiplier=configs.COST_MULTIPLIER[model],
+        max_candidates=configs.QUICK_MAX_CANDIDATES if quick else configs.MAX_CANDIDATES[model],
+        min_resources=configs.QUICK_MIN_RESOURCES if quick else configs.MIN_RESOURCES,
+        resource="n_samples",
+        cv="PredefinedSplit(fit rows / validation rows)",
+        space=configs.describe_space(configs.search_space(model, accepted)),
     )
 
 
-def run_lightgbm(data, table, args):
-    """LightGBM with its defaults on all training rows (pandas category columns as categorical)."""
-    classification = data["task"] == "classification"
-    estimator = lightgbm.LGBMClassifier if classification else lightgbm.LGBMRegressor
-    model = estimator(random_state=args.seed, n_jobs=args.threads, verbose=-1)
-    return measure(
-        lambda: model.fit(data["X_train_cat"], data["y_train"]),
-        _predictor(data, category=True),
-        data["y_test"],
-        data["task"],
-        lambda m: m.booster_.current_iteration(),
-    )
+# ---------------------------------------------------------------------------------------------------------------
+# Cells
 
 
 def _predictor(data, codes=False, category=False):
@@ -383,36 +545,305 @@ def _predictor(data, codes=False, category=False):
     return lambda model: model.predict(X_test)
 
 
-MODELS = {
-    "sparsetab": run_sparsetab,
-    "pytorch-tabnet": run_pytorch_tabnet,
-    "HistGradientBoosting": run_hgb,
-    "LightGBM": run_lightgbm,
-}
-BOOSTING = ("HistGradientBoosting", "LightGBM")
+def fit_once(data, estimator, model, fit_params):
+    """Fit ``estimator`` (a cell's model) by the single-fit protocol and measure it (:func:`measure`).
+
+    sparsetab: fit rows with early stopping on the validation rows; pytorch-tabnet: integer-coded fit rows with the
+    validation rows as ``eval_set``; boosting: all the training rows (pandas category columns as categorical).
+    """
+    task = data["task"]
+    if model == "sparsetab":
+
+        def fit():
+            return estimator.fit(data["X_fit"], data["y_fit"], X_val=data["X_val"], y_val=data["y_val"])
+
+        return measure(fit, _predictor(data), data["y_test"], task, lambda m: m.n_iter_)
+    if model == "pytorch-tabnet":
+        X_fit, X_val = data["X_fit_codes"], data["X_val_codes"]
+        y_fit, y_val = data["y_fit"], data["y_val"]
+        if task == "regression":
+            y_fit, y_val = y_fit.reshape(-1, 1), y_val.reshape(-1, 1)
+
+        def fit():
+            # pytorch-tabnet prints its early-stopping summary whatever ``verbose`` is.
+            with contextlib.redirect_stdout(io.StringIO()):
+                estimator.fit(X_fit, y_fit, eval_set=[(X_val, y_val)], **fit_params)
+            return estimator
+
+        return measure(fit, _predictor(data, codes=True), data["y_test"], task, lambda m: len(m.history["loss"]))
+    iterations = (
+        (lambda m: m.n_iter_) if model == "HistGradientBoosting" else (lambda m: m.booster_.current_iteration())
+    )
+    return measure(
+        lambda: estimator.fit(data["X_train_cat"], data["y_train"]),
+        _predictor(data, category=True),
+        data["y_test"],
+        task,
+        iterations,
+    )
 
 
-def prepare(name, args):
-    """Load data set ``name``, subsample it under ``--quick`` and build every model's representation."""
+_PREPARED = {}  # (data set, seed, quick) -> prepared data, per process
+_WARMED_UP = []
+
+
+def prepared(name, seed, quick):
+    """:func:`prepare` of ``name``, kept for the next cell of the same process (the last two data sets)."""
+    key = (name, seed, quick)
+    if key not in _PREPARED:
+        while len(_PREPARED) >= 2:
+            _PREPARED.pop(next(iter(_PREPARED)))
+        _PREPARED[key] = prepare(name, seed, quick)
+    return _PREPARED[key]
+
+
+def data_info(data):
+    """Description of a prepared data set for the report (stored in every cell)."""
+    return dict(
+        task=data["task"],
+        note=data["note"],
+        fit_rows=len(data["X_fit"]),
+        val_rows=len(data["X_val"]),
+        test_rows=len(data["X_test"]),
+        features=int(data["X_test"].shape[1]),
+        categorical=data["n_categorical"],
+        n_classes=data["n_classes"],
+    )
+
+
+def _sparsetab_source_hash():
+    """SHA-256 (16 hex digits) of the imported sparsetab package's ``.py`` files (recorded in every cell)."""
+    digest = hashlib.sha256()
+    root = Path(sparsetab.__file__).resolve().parent
+    for path in sorted(root.rglob("*.py")):
+        digest.update(str(path.relative_to(root)).encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def run_cell(cell, cache_root, key):
+    """Measure one cell and store it in the cache; the worker function of ``--jobs``.
+
+    Parameters
+    ----------
+    cell : dict
+        ``dataset``, ``model``, ``config``, ``seed``, ``quick``, ``max_epochs``, ``threads``, ``jobs``,
+        ``command`` and, for a tuned cell, ``default_cpu_s`` (the CPU seconds of the model's default fit).
+    cache_root : str
+        Cache folder.
+    key : dict
+        The cell's key (:func:`cell_key`).
+
+    Returns
+    -------
+    dict
+        The result (stored in the cache), or ``{"error": str}`` (not stored).
+    """
+    torch.set_num_threads(cell["threads"])
+    warnings.filterwarnings("ignore", category=ConvergenceWarning)
+    warnings.filterwarnings("ignore", category=UserWarning, module=r"pytorch_tabnet(\.|$)")
+    print(f"[{cell['dataset']}] {cell['model']} {cell['config']} seed {cell['seed']} ...", file=sys.stderr, flush=True)
+    try:
+        with threadpool_limits(limits=cell["threads"]):
+            if not _WARMED_UP and cell["model"] in ("sparsetab", "pytorch-tabnet"):
+                warm_up()
+                _WARMED_UP.append(True)
+            data = prepared(cell["dataset"], cell["seed"], cell["quick"])
+            estimator, fit_params, _ = build(cell, data["task"], data)
+            start_cpu = time.process_time()
+            if cell["config"] == "tuned":
+                result = run_tuned(data, cell, estimator)
+            else:
+                result = fit_once(data, estimator, cell["model"], fit_params)
+            result["cpu_s"] = time.process_time() - start_cpu
+    except Exception as exc:
+        traceback.print_exc()
+        return dict(error=_cell_error(exc))
+    result.update(
+        error_value=error_of(cell["dataset"], data["task"], result["metric1"], result["metric2"]),
+        data=data_info(data),
+        cpu_model=cpu_model(),
+        logical_cores=os.cpu_count(),
+        threads=cell["threads"],
+        jobs=cell["jobs"],
+        timestamp=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        command=cell["command"],
+        sparsetab_source=_sparsetab_source_hash(),
+    )
+    CellCache(cache_root).put(key, result)
+    return result
+
+
+def _run_cell_job(index, cell, cache_root, key):
+    """``(index, run_cell(...))`` for the unordered parallel generator."""
+    return index, run_cell(cell, cache_root, key)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Table 4: the tuned cells
+
+
+def _n_classes(y):
+    """Number of distinct labels in ``y``."""
+    return len(np.unique(y))
+
+
+def plan_halving(n_samples, default_cpu_s, budget_cpu_s, multiplier, max_candidates, min_resources, factor):
+    """Size a HalvingRandomSearchCV (resource n_samples) to a CPU budget.
+
+    A candidate fitted on ``r`` of the ``n_samples`` rows is assumed to cost ``multiplier * default_cpu_s * r /
+    n_samples`` CPU seconds. With ``k + 1`` rounds from ``min_resources = n_samples / factor**k`` rows to all rows and
+    ``n`` first-round candidates, every round costs about the same, ``n * multiplier * default_cpu_s / factor**k``,
+    so the search costs ``(k + 1)`` times that. The plan takes the most rounds ``k + 1`` (at most 5) whose
+    first round has at least ``min_resources`` rows and whose affordable ``n`` (at most ``max_candidates``) still
+    leaves a candidate for the last round (``n >= factor**k``).
+
+    Parameters
+    ----------
+    n_samples : int
+        Rows given to the search.
+    default_cpu_s : float
+        CPU seconds of one default fit on all rows.
+    budget_cpu_s, multiplier : float
+    max_candidates, min_resources, factor : int
+
+    Returns
+    -------
+    dict
+        ``n_candidates``, ``min_resources``, ``rounds``, ``estimated_cpu_s``.
+    """
+    per_full_fit = max(multiplier * default_cpu_s, 1e-3)
+
+    def estimate(n_candidates, resources, k):
+        """Estimated CPU seconds of a plan."""
+        return sum(
+            math.ceil(n_candidates / factor**i) * per_full_fit * min(resources * factor**i, n_samples) / n_samples
+            for i in range(k + 1)
+        )
+
+    for k in range(4, -1, -1):
+        resources = n_samples // factor**k  # rounded down, so that the last round's resources fit in n_samples
+        if k and resources < min_resources:
+            continue
+        n_candidates = min(int(budget_cpu_s / ((k + 1) * per_full_fit * resources / n_samples)), max_candidates)
+        while n_candidates > 1 and estimate(n_candidates, resources, k) > budget_cpu_s:
+            n_candidates -= 1  # the rounding up of the later rounds' candidates
+        if n_candidates >= factor**k or k == 0:
+            n_candidates = max(n_candidates, 1)
+            estimated = estimate(n_candidates, resources, k)
+            return dict(n_candidates=n_candidates, min_resources=resources, rounds=k + 1, estimated_cpu_s=estimated)
+    raise AssertionError("unreachable")
+
+
+def run_tuned(data, cell, estimator):
+    """HalvingRandomSearchCV of ``estimator`` within the CPU budget, then the refit of the best candidate.
+
+    The search gets the training rows (fit rows then validation rows) with ``PredefinedSplit``: one split,
+    candidates train on the fit rows and are scored on the validation rows (the same rows the TabNets early-stop on
+    elsewhere), the resource is the number of rows (both parts subsampled alike in the early rounds). The scorer is
+    the one of the error (accuracy, ROC AUC for :data:`AUC_ERROR`, RMSE). The best parameters are then refitted by
+    the single-fit protocol (sparsetab: fit rows, early stopping on the validation rows; HistGradientBoosting: all
+    the training rows) and scored on the test rows.
+    """
+    from sklearn.experimental import enable_halving_search_cv  # noqa: F401
+    from sklearn.model_selection import HalvingRandomSearchCV, PredefinedSplit
+
+    model, task, name = cell["model"], data["task"], data["name"]
+    settings = tuning_settings(cell)
+    accepted = estimator.get_params().keys()
+    if model == "sparsetab":
+        X = pd.concat([data["X_fit"], data["X_val"]])
+    else:
+        X = data["X_train_cat"].loc[np.concatenate([data["X_fit"].index, data["X_val"].index])]
+    y = np.concatenate([data["y_fit"], data["y_val"]])
+    test_fold = np.r_[np.full(len(data["X_fit"]), -1), np.zeros(len(data["X_val"]), dtype=int)]
+    min_resources = settings["min_resources"]
+    if task == "classification":
+        min_resources = max(min_resources, 20 * _n_classes(y))
+    plan = plan_halving(
+        len(X),
+        cell["default_cpu_s"],
+        settings["budget_cpu_s"],
+        settings["cost_multiplier"],
+        settings["max_candidates"],
+        min_resources,
+        settings["factor"],
+    )
+    scoring = "neg_root_mean_squared_error" if task == "regression" else "roc_auc" if name in AUC_ERROR else "accuracy"
+    search = HalvingRandomSearchCV(
+        estimator,
+        configs.search_space(model, accepted),
+        n_candidates=plan["n_candidates"],
+        factor=settings["factor"],
+        resource="n_samples",
+        min_resources=plan["min_resources"],
+        cv=PredefinedSplit(test_fold),
+        scoring=scoring,
+        refit=False,
+        error_score=np.nan,
+        random_state=cell["seed"],
+        n_jobs=1,
+    )
+    start, start_cpu = time.perf_counter(), time.process_time()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search.fit(X, y)
+    search_s, search_cpu_s = time.perf_counter() - start, time.process_time() - start_cpu
+    scores = np.asarray(search.cv_results_["mean_test_score"], dtype=float)
+    best = dict(search.best_params_)
+    refit = sklearn.clone(estimator).set_params(**best)
+    result = fit_once(data, refit, model, {})
+    result.update(
+        search_s=search_s,
+        search_cpu_s=search_cpu_s,
+        default_cpu_s=cell["default_cpu_s"],
+        plan=plan,
+        n_candidates=[int(n) for n in search.n_candidates_],
+        n_resources=[int(n) for n in search.n_resources_],
+        failed_candidates=int(np.isnan(scores).sum()),
+        best_params=json_safe(best),
+        best_validation_score=float(search.best_score_),
+        scoring=scoring,
+    )
+    return result
+
+
+def prepare(name, seed=0, quick=False):
+    """Load data set ``name``, subsample it under ``quick``, split off the validation rows, build every representation.
+
+    Parameters
+    ----------
+    name : str
+        One of ``DATASETS``.
+    seed : int, default=0
+        Random state of the fit / validation split (and of the ``quick`` subsample).
+    quick : bool, default=False
+        Keep at most ``QUICK_ROWS`` training rows.
+
+    Returns
+    -------
+    dict
+        The frames and arrays of every model (see the keys), the task, the note and the counts.
+    """
     X_train, X_test, y_train, y_test, task, note = load(name)
     classification = task == "classification"
     X_train, X_test = X_train.reset_index(drop=True), X_test.reset_index(drop=True)
     y_train, y_test = np.asarray(y_train), np.asarray(y_test)
     if classification and y_train.dtype.kind not in "biu":
         y_train, y_test = y_train.astype(object), y_test.astype(object)
-    if args.quick and len(X_train) > QUICK_ROWS:
+    if quick and len(X_train) > QUICK_ROWS:
         X_train, _, y_train, _ = train_test_split(
             X_train,
             y_train,
             train_size=QUICK_ROWS,
-            random_state=args.seed,
+            random_state=seed,
             stratify=y_train if classification else None,
         )
     X_fit, X_val, y_fit, y_val = train_test_split(
         X_train,
         y_train,
         test_size=VALIDATION_FRACTION,
-        random_state=args.seed,
+        random_state=seed,
         stratify=y_train if classification else None,
     )
     codes = IntegerCodes(X_fit)
@@ -464,9 +895,9 @@ def warm_up():
 
 
 def _cell_error(exc):
-    """Table cell text for an exception (pipes and newlines removed, at most 120 characters of message)."""
+    """Table cell text for an exception (pipes and newlines removed, at most 160 characters of message)."""
     message = f"{type(exc).__name__}: {exc}".replace("|", "/").replace("\n", " ")
-    return "error: " + (message[:120] + "..." if len(message) > 120 else message)
+    return "error: " + (message[:160] + "..." if len(message) > 160 else message)
 
 
 def _format(value, spec):
@@ -483,129 +914,639 @@ def _ratio(numerator, denominator, spec=".2f", smallest=0.0):
     return format(numerator / denominator, spec)
 
 
-def result_table(results, datasets, table, task, models):
-    """Markdown rows of one table for the data sets of one task."""
-    names = [d["name"] for d in datasets if d["task"] == task]
-    if not names:
-        return []
-    first, second = ("test accuracy", "ROC AUC") if task == "classification" else ("test RMSE", "R^2")
-    lines = [
-        f"| data set | model | {first} | {second} | fit s | epochs | predict rows/s | peak fit MiB |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for name in names:
-        for model in models:
-            result = results.get((name, table, model))
-            if result is None:
+class Report:
+    """The results of a run and the Markdown built from them.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Parsed options (see :func:`parse_args`).
+    plan : dict
+        ``{table: (data sets, seeds, [(model, config), ...])}``.
+    """
+
+    MODEL_LABELS = {
+        ("sparsetab", "same"): "sparsetab",
+        ("pytorch-tabnet", "same"): "pytorch-tabnet",
+        ("sparsetab", "defaults"): "sparsetab (defaults)",
+        ("sparsetab", "old_defaults"): "sparsetab (old defaults)",
+        ("pytorch-tabnet", "defaults"): "pytorch-tabnet (defaults)",
+        ("HistGradientBoosting", "defaults"): "HistGradientBoosting",
+        ("LightGBM", "defaults"): "LightGBM",
+        ("sparsetab", "tuned"): "sparsetab (tuned)",
+        ("HistGradientBoosting", "tuned"): "HistGradientBoosting (tuned)",
+    }
+
+    def __init__(self, args, plan):
+        self.args = args
+        self.plan = plan
+        self.results = {}  # (data set, model, config, seed) -> result or {"error": ...}
+        self.origin = {}  # same keys -> "cache" / "measured" / "failed"
+        self.start = time.perf_counter()
+
+    # -- lookups ------------------------------------------------------------------------------------------------
+
+    def get(self, name, model, config, seed):
+        """The result of one cell, or None when not (yet) measured."""
+        return self.results.get((name, model, config, seed))
+
+    def info(self, name):
+        """The data-set description stored with any finished cell of ``name``, or None."""
+        for (dataset, *_), result in self.results.items():
+            if dataset == name and "data" in result:
+                return result["data"]
+        return None
+
+    def summary(self, name, model, config, seeds):
+        """Mean and range over ``seeds`` of one model configuration on one data set.
+
+        Returns
+        -------
+        dict
+            ``done`` (seeds measured), ``of``, ``metric`` (list), ``error`` (list), ``fit_s`` (mean), ``errors``
+            (the failure messages), ``results`` (the successful results).
+        """
+        found = [self.get(name, model, config, seed) for seed in seeds]
+        ok = [r for r in found if r is not None and "error" not in r]
+        metric = [r["metric2"] if name in AUC_ERROR else r["metric1"] for r in ok]
+        return dict(
+            done=len(ok),
+            of=len(seeds),
+            metric=metric,
+            error=[r["error_value"] for r in ok],
+            fit_s=float(np.mean([r["fit_s"] for r in ok])) if ok else None,
+            errors=sorted({r["error"] for r in found if r is not None and "error" in r}),
+            results=ok,
+        )
+
+    @staticmethod
+    def metric_name(name, task):
+        """Name of the metric the error of ``name`` is based on."""
+        return "RMSE" if task == "regression" else "ROC AUC" if name in AUC_ERROR else "accuracy"
+
+    def label(self, model, config):
+        """Row label of a model configuration."""
+        return self.MODEL_LABELS.get((model, config), f"sparsetab ({config})" if model == "sparsetab" else model)
+
+    # -- header -------------------------------------------------------------------------------------------------
+
+    def cells(self):
+        """The finished cell results of the planned tables (each cell once)."""
+        return [r for r in self.results.values() if "error" not in r]
+
+    def header(self):
+        """Machine, versions, command, cells and CPU time, as Markdown lines."""
+        args = self.args
+        usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+        lightgbm_version = lightgbm.__version__ if lightgbm is not None else "not installed (skipped)"
+        cells = self.cells()
+        counts = {origin: list(self.origin.values()).count(origin) for origin in ("measured", "cache", "failed")}
+        cpu_total = sum(r.get("cpu_s", r.get("fit_cpu_s", 0.0)) for r in cells)
+        fit_cpu_total = sum(r.get("fit_cpu_s", 0.0) for r in cells)
+        machines = sorted({f"{r['cpu_model']} ({r.get('logical_cores', '?')} cores)" for r in cells})
+        settings = sorted({(r["threads"], r["jobs"]) for r in cells})
+        sources = sorted({r["sparsetab_source"] for r in cells if "sparsetab_source" in r})
+        lines = [
+            f"Machine: {cpu_model()}, {os.cpu_count()} logical cores ({usable} usable), {platform.system()} "
+            f"{platform.machine()}; {args.threads} thread(s) per cell (torch, OpenMP, LightGBM), {args.jobs} cell(s) "
+            "at once" + (" (fit times measured under load)" if args.jobs > 1 else "") + ".",
+            f"Versions: Python {platform.python_version()}, torch {torch.__version__}, scikit-learn "
+            f"{sklearn.__version__}, pytorch-tabnet {_version('pytorch-tabnet')}, sparsetab {sparsetab.__version__}, "
+            f"LightGBM {lightgbm_version}, pandas {pd.__version__}, numpy {np.__version__}.",
+            "Command: `" + " ".join(shlex.quote(a) for a in ["python", *sys.argv]) + "`",
+            f"Cells: {len(self.origin)} ({counts['measured']} measured in this run, {counts['cache']} read from the "
+            f"cache `{_relative(args.cache_dir)}`, {counts['failed']} failed). Measured on: "
+            f"{'; '.join(machines) or 'n/a'}; (threads, jobs) of the cells: "
+            f"{', '.join(f'({t}, {j})' for t, j in settings) or 'n/a'}.",
+            f"Total CPU time of the cells in this file: {cpu_total:,.0f} s ({cpu_total / 3600:.2f} h; fits alone "
+            f"{fit_cpu_total:,.0f} s), cached or not. Wall time of this run: "
+            f"{time.perf_counter() - self.start:,.0f} s.",
+        ]
+        if len(sources) > 1:
+            lines.append(
+                f"Note: the sparsetab cells come from {len(sources)} different versions of the sparsetab source "
+                f"({', '.join(sources)}; same constructor parameters); `--refresh` re-measures them with today's."
+            )
+        return lines
+
+    def dataset_lines(self):
+        """The data-set table and notes."""
+        names = [n for n in DATASETS if any(n in datasets for datasets, _, _ in self.plan.values())]
+        lines = [
+            "## Data sets",
+            "",
+            "| data set | task | train rows (fit + val) | test rows | features (categorical) |",
+        ]
+        lines += ["|---|---|---|---|---|"]
+        notes = []
+        for name in names:
+            info = self.info(name)
+            if info is None:
+                lines.append(f"| {name} | n/a | n/a | n/a | n/a |")
                 continue
-            if "error" in result:
-                lines.append(f"| {name} | {model} | {result['error']} | | | | | |")
+            task = info["task"] if info["n_classes"] is None else f"{info['n_classes']}-class"
+            lines.append(
+                f"| {name} | {task} | {info['fit_rows']:,} + {info['val_rows']:,} | {info['test_rows']:,} | "
+                f"{info['features']} ({info['categorical']}) |"
+            )
+            notes.append(f"- {name}: {info['note']}")
+        return lines + [""] + notes
+
+    # -- tables 1 and 2 -----------------------------------------------------------------------------------------
+
+    def single_seed_table(self, table):
+        """Tables 1 and 2: per task the results of one seed, then the sparsetab / pytorch-tabnet ratios."""
+        datasets, seeds, models = self.plan[table]
+        seed = seeds[0]
+        lines = [f"Seed {seed}.", ""]
+        for task in ("classification", "regression"):
+            names = [n for n in datasets if task_of(n) == task]
+            if not names:
+                continue
+            first, second = ("test accuracy", "ROC AUC") if task == "classification" else ("test RMSE", "R^2")
+            lines += [
+                f"{task.capitalize()}:",
+                "",
+                f"| data set | model | {first} | {second} | fit s | epochs | predict rows/s | peak fit MiB |",
+                "|---|---|---|---|---|---|---|---|",
+            ]
+            for name in names:
+                for model, config in models:
+                    result = self.get(name, model, config, seed)
+                    if result is None:
+                        continue
+                    label = model
+                    if "error" in result:
+                        lines.append(f"| {name} | {label} | {result['error']} | | | | | |")
+                        continue
+                    lines.append(
+                        f"| {name} | {label} | {_format(result['metric1'], '.4f')} | "
+                        f"{_format(result['metric2'], '.4f')} | {_format(result['fit_s'], '.1f')} | "
+                        f"{result['epochs']} | {_format(result['predict_rows_s'], ',.0f')} | "
+                        f"{_format(result['peak_mib'], '.1f')} |"
+                    )
+            lines.append("")
+        lines += [
+            "Ratios sparsetab / pytorch-tabnet:",
+            "",
+            "| data set | fit s ratio | predict rows/s ratio | peak fit MiB ratio | "
+            "epochs (sparsetab / pytorch-tabnet) |",
+            "|---|---|---|---|---|",
+        ]
+        ours_config = models[0][1]
+        for name in datasets:
+            ours = self.get(name, "sparsetab", ours_config, seed) or {}
+            theirs = self.get(name, "pytorch-tabnet", ours_config, seed) or {}
+            if "error" in ours or "error" in theirs or not ours or not theirs:
+                lines.append(f"| {name} | n/a | n/a | n/a | n/a |")
                 continue
             lines.append(
-                f"| {name} | {model} | {_format(result['metric1'], '.4f')} | {_format(result['metric2'], '.4f')} | "
-                f"{_format(result['fit_s'], '.1f')} | {result['epochs']} | "
-                f"{_format(result['predict_rows_s'], ',.0f')} | {_format(result['peak_mib'], '.1f')} |"
+                f"| {name} | {_ratio(ours['fit_s'], theirs['fit_s'])} | "
+                f"{_ratio(ours['predict_rows_s'], theirs['predict_rows_s'])} | "
+                f"{_ratio(ours['peak_mib'], theirs['peak_mib'], smallest=1.0)} | "
+                f"{ours['epochs']} / {theirs['epochs']} |"
             )
-    return lines
+        return lines
 
+    # -- table 3 ------------------------------------------------------------------------------------------------
 
-def ratio_table(results, datasets, table):
-    """Markdown rows of the sparsetab / pytorch-tabnet ratios of one table."""
-    lines = [
-        "| data set | fit s ratio | predict rows/s ratio | peak fit MiB ratio | epochs (sparsetab / pytorch-tabnet) |",
-        "|---|---|---|---|---|",
-    ]
-    for data in datasets:
-        ours = results.get((data["name"], table, "sparsetab"), {})
-        theirs = results.get((data["name"], table, "pytorch-tabnet"), {})
-        if "error" in ours or "error" in theirs or not ours or not theirs:
-            lines.append(f"| {data['name']} | n/a | n/a | n/a | n/a |")
-            continue
-        lines.append(
-            f"| {data['name']} | {_ratio(ours['fit_s'], theirs['fit_s'])} | "
-            f"{_ratio(ours['predict_rows_s'], theirs['predict_rows_s'])} | "
-            f"{_ratio(ours['peak_mib'], theirs['peak_mib'], smallest=1.0)} | {ours['epochs']} / {theirs['epochs']} |"
+    @staticmethod
+    def _mean(values):
+        """Mean of ``values``, or None when empty."""
+        return float(np.mean(values)) if values else None
+
+    @staticmethod
+    def _range(values, spec):
+        """``"min–max"`` of ``values`` formatted with ``spec``, or "n/a"."""
+        return f"{min(values):{spec}}–{max(values):{spec}}" if values else "n/a"
+
+    def _seeds_text(self, summary):
+        """``"done/of"`` seeds of a :meth:`summary`."""
+        return f"{summary['done']}/{summary['of']}"
+
+    def seeds_table(self):
+        """Table 3: mean and range over seeds, error ratio to HistGradientBoosting, and the goal summary."""
+        datasets, seeds, models = self.plan["seeds"]
+        lines = [
+            f"Seeds {', '.join(map(str, seeds))}. Error: 1 - accuracy (1 - ROC AUC for "
+            f"{', '.join(AUC_ERROR)}), RMSE for regression; error / HGB is the ratio of the mean errors.",
+            "",
+            "| data set | model | metric | mean | range | error mean | error / HGB | fit s mean | seeds |",
+            "|---|---|---|---|---|---|---|---|---|",
+        ]
+        failures = []
+        goal = []
+        for name in datasets:
+            task = task_of(name)
+            hgb = self.summary(name, "HistGradientBoosting", "defaults", seeds)
+            hgb_error = self._mean(hgb["error"])
+            means = {}
+            for model, config in models:
+                summary = self.summary(name, model, config, seeds)
+                error = self._mean(summary["error"])
+                means[model, config] = error
+                seeds_text = self._seeds_text(summary)
+                if summary["errors"]:
+                    failures += [f"- {name}, {self.label(model, config)}: {message}" for message in summary["errors"]]
+                    seeds_text += " (failed: see below)"
+                lines.append(
+                    f"| {name} | {self.label(model, config)} | {self.metric_name(name, task)} | "
+                    f"{_format(self._mean(summary['metric']), '.4f')} | {self._range(summary['metric'], '.4f')} | "
+                    f"{_format(error, '.4f')} | {_ratio(error, hgb_error, '.3f')} | "
+                    f"{_format(summary['fit_s'], '.1f')} | {seeds_text} |"
+                )
+            goal.append((name, means))
+        if failures:
+            lines += ["", "Failed cells:", "", *failures]
+        lines += ["", *self.goal_lines(goal, len(seeds))]
+        return lines
+
+    def goal_lines(self, goal, n_seeds):
+        """The goal summary of issue 17 under Table 3."""
+        lines = [
+            "Goal (issue 17; mean errors over the seeds): sparsetab (defaults) no worse than pytorch-tabnet on every "
+            "data set, within 3% of HistGradientBoosting (error <= 1.03 x HGB's) on at least 5 of 8, within 10% on "
+            "every one.",
+            "",
+            "| data set | sparsetab (defaults) error | pytorch-tabnet | HGB | <= pytorch-tabnet | <= 1.03 x HGB | "
+            "<= 1.10 x HGB |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        counts = [0, 0, 0]
+        complete = 0
+        for name, means in goal:
+            ours = means.get(("sparsetab", "defaults"))
+            theirs = means.get(("pytorch-tabnet", "defaults"))
+            hgb = means.get(("HistGradientBoosting", "defaults"))
+            checks = [
+                None if ours is None or theirs is None else ours <= theirs,
+                None if ours is None or hgb is None else ours <= 1.03 * hgb,
+                None if ours is None or hgb is None else ours <= 1.10 * hgb,
+            ]
+            if all(check is not None for check in checks):
+                complete += 1
+            for i, check in enumerate(checks):
+                counts[i] += bool(check)
+            marks = ["n/a" if check is None else "yes" if check else "no" for check in checks]
+            lines.append(
+                f"| {name} | {_format(ours, '.4f')} | {_format(theirs, '.4f')} | {_format(hgb, '.4f')} | "
+                + " | ".join(marks)
+                + " |"
+            )
+        n = len(goal)
+        lines += [
+            "",
+            f"Counts over the {n} data set(s) of this run ({complete} complete): <= pytorch-tabnet on {counts[0]} of "
+            f"{n}; within 3% of HGB on {counts[1]} of {n} (goal: at least 5 of 8); within 10% on {counts[2]} of {n} "
+            "(goal: all 8)." + (f" Only {n_seeds} seed(s): the goal is stated for 3." if n_seeds < 3 else ""),
+        ]
+        return lines
+
+    # -- ablation -----------------------------------------------------------------------------------------------
+
+    def screen_table(self):
+        """The ablation: per variant the error mean (range) per data set, the mean ratios and the fit seconds."""
+        datasets, seeds, models = self.plan["screen"]
+        variants = [config for model, config in models if model == "sparsetab"]
+        base = "old_defaults" if "old_defaults" in variants else None
+        lines = [
+            f"Seeds {', '.join(map(str, seeds))}; cells: error mean (min–max over the seeds). Variants apply on top of "
+            "old_defaults unless they name a base (configs.py). error / HGB: mean over the data sets of the ratio "
+            "of the mean errors to HistGradientBoosting's"
+            + ("; error / old: the same against old_defaults" if base else "")
+            + ". fit s: mean over data sets and seeds.",
+            "",
+            "| variant | "
+            + " | ".join(datasets)
+            + " | error / HGB |"
+            + (" error / old |" if base else "")
+            + " fit s mean |",
+            "|---|" + "---|" * len(datasets) + "---|" + ("---|" if base else "") + "---|",
+        ]
+        failures = []
+        hgb = {
+            name: self._mean(self.summary(name, "HistGradientBoosting", "defaults", seeds)["error"])
+            for name in datasets
+        }
+        old = (
+            {name: self._mean(self.summary(name, "sparsetab", base, seeds)["error"]) for name in datasets}
+            if base
+            else {}
         )
-    return lines
+        rows = [("sparsetab", variant) for variant in variants] + [("HistGradientBoosting", "defaults")]
+        for model, config in rows:
+            cells, ratios, ratios_old, fit = [], [], [], []
+            for name in datasets:
+                summary = self.summary(name, model, config, seeds)
+                error = self._mean(summary["error"])
+                if summary["errors"]:
+                    failures += [f"- {config}, {name}: {message}" for message in summary["errors"]]
+                text = (
+                    "failed"
+                    if summary["errors"] and not summary["done"]
+                    else (f"{_format(error, '.4f')} ({self._range(summary['error'], '.4f')})")
+                )
+                if summary["done"] < summary["of"]:
+                    text += f" [{summary['done']}/{summary['of']}]"
+                cells.append(text)
+                if error is not None and hgb[name]:
+                    ratios.append(error / hgb[name])
+                if error is not None and old.get(name):
+                    ratios_old.append(error / old[name])
+                fit += [r["fit_s"] for r in summary["results"]]
+            label = config if model == "sparsetab" else "HistGradientBoosting (reference)"
+            line = f"| {label} | " + " | ".join(cells) + f" | {_format(self._mean(ratios), '.3f')} |"
+            if base:
+                line += f" {_format(self._mean(ratios_old), '.3f')} |"
+            lines.append(line + f" {_format(self._mean(fit), '.1f')} |")
+        if failures:
+            lines += ["", "Failed cells:", "", *sorted(set(failures))]
+        return lines
 
+    # -- table 4 ------------------------------------------------------------------------------------------------
 
-def header(args):
-    """Machine, versions and command line, as Markdown lines."""
-    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    lightgbm_version = lightgbm.__version__ if lightgbm is not None else "not installed (skipped)"
-    return [
-        f"Machine: {cpu_model()}, {os.cpu_count()} logical cores ({usable} usable), {platform.system()} "
-        f"{platform.machine()}; {args.threads} thread(s) per model (torch, OpenMP, LightGBM).",
-        f"Versions: Python {platform.python_version()}, torch {torch.__version__}, scikit-learn {sklearn.__version__}, "
-        f"pytorch-tabnet {version('pytorch-tabnet')}, sparsetab {sparsetab.__version__}, LightGBM {lightgbm_version}, "
-        f"pandas {pd.__version__}, numpy {np.__version__}.",
-        "Command: `" + " ".join(shlex.quote(a) for a in ["python", *sys.argv]) + "`",
-    ]
+    def tuned_table(self):
+        """Table 4: tuned sparsetab and HistGradientBoosting (defaults for reference), search costs, best params."""
+        datasets, seeds, models = self.plan["tuned"]
+        budget = configs.QUICK_TUNING_BUDGET_CPU_S if self.args.quick else configs.TUNING_BUDGET_CPU_S
+        lines = [
+            f"Seeds {', '.join(map(str, seeds))}; budget {budget:.0f} CPU s per search; error / tuned HGB is the "
+            "ratio of the mean errors.",
+            "",
+            "| data set | model | metric | mean | range | error mean | error / tuned HGB | search CPU s | "
+            "refit s | seeds |",
+            "|---|---|---|---|---|---|---|---|---|---|",
+        ]
+        details, failures, wins, complete = [], [], 0, 0
+        for name in datasets:
+            tuned_hgb = self._mean(self.summary(name, "HistGradientBoosting", "tuned", seeds)["error"])
+            tuned_ours = None
+            for model, config in models:
+                summary = self.summary(name, model, config, seeds)
+                error = self._mean(summary["error"])
+                if model == "sparsetab" and config == "tuned":
+                    tuned_ours = error
+                search = [r["search_cpu_s"] for r in summary["results"] if "search_cpu_s" in r]
+                search_text = _format(self._mean(search), ",.0f") if search else ""
+                if search and max(search) > budget:
+                    search_text += " (over budget)"
+                if summary["errors"]:
+                    failures += [f"- {name}, {self.label(model, config)}: {message}" for message in summary["errors"]]
+                lines.append(
+                    f"| {name} | {self.label(model, config)} | {self.metric_name(name, task_of(name))} | "
+                    f"{_format(self._mean(summary['metric']), '.4f')} | {self._range(summary['metric'], '.4f')} | "
+                    f"{_format(error, '.4f')} | {_ratio(error, tuned_hgb, '.3f')} | {search_text} | "
+                    f"{_format(summary['fit_s'], '.1f')} | {self._seeds_text(summary)} |"
+                )
+                for seed, result in zip(seeds, [self.get(name, model, config, s) for s in seeds]):
+                    if result is None or "error" in result or "best_params" not in result:
+                        continue
+                    rounds = ", ".join(f"{c}@{r:,}" for c, r in zip(result["n_candidates"], result["n_resources"]))
+                    details.append(
+                        f"- {name}, {model}, seed {seed}: candidates@rows per round {rounds}; "
+                        f"{result['search_cpu_s']:,.0f} CPU s (planned {result['plan']['estimated_cpu_s']:,.0f} from a "
+                        f"default fit of {result['default_cpu_s']:.1f} CPU s); {result['failed_candidates']} failed "
+                        f"candidate fit(s); best validation {result['scoring']} {result['best_validation_score']:.4f}; "
+                        f"best `{result['best_params']}`"
+                    )
+            if tuned_ours is not None and tuned_hgb is not None:
+                complete += 1
+                wins += tuned_ours <= tuned_hgb
+        lines += [
+            "",
+            f"Goal (issue 17): tuned sparsetab matches or beats tuned HGB (error <= HGB's) on at least 2 of the 4 "
+            f"screening sets: {wins} of {complete} here.",
+        ]
+        if failures:
+            lines += ["", "Failed cells:", "", *failures]
+        if details:
+            lines += ["", "Searches:", "", *details]
+        return lines
 
+    # -- protocol and whole file --------------------------------------------------------------------------------
 
-def protocol_notes(args):
-    """Markdown bullet list describing what was run."""
-    epochs = f"{QUICK_EPOCHS} (--quick)" if args.quick else str(args.max_epochs)
-    notes = [
-        "- Splits: the test rows are fixed per data set (see the data set table). The training rows are split once "
-        f"(random_state {args.seed}, stratified for classification) into 90% fit rows and 10% validation rows; both "
-        "TabNets train on the fit rows and early-stop on the same validation rows (sparsetab: "
-        "`fit(X, y, X_val=..., y_val=...)`, pytorch-tabnet: `eval_set`). HistGradientBoosting and LightGBM are "
-        "fitted on all the training rows with their defaults (HistGradientBoosting's early stopping 'auto' holds out "
-        "its own 10% above 10,000 rows; LightGBM: 100 trees, no early stopping).",
-        f"- Table 1: both TabNets n_d = n_a = 8, n_steps 3, gamma 1.3, n_independent = n_shared = 2, lambda_sparse "
-        f"1e-3, momentum 0.02, batch 1024, virtual batch 128, Adam lr 0.02, sparsemax, cat_emb_dim 1, max_epochs "
-        f"{epochs}, patience {PATIENCE} on the validation loss (pytorch-tabnet `eval_metric=['logloss']` / "
-        "`['mse']`, sparsetab `scoring='loss'`). Left at each library's default: gradient clipping at norm 1 in "
-        "both (sparsetab max_grad_norm, pytorch-tabnet clip_value), minimum improvement (sparsetab tol 1e-4, "
-        "pytorch-tabnet any), last batch (pytorch-tabnet drops the incomplete one, sparsetab uses near-equal "
-        "batches).",
-        "- Table 2: `SparseTabNetClassifier(random_state=seed)` / `SparseTabNetRegressor(random_state=seed)`; "
-        "pytorch-tabnet constructor defaults (seed, cat_idxs/cat_dims, verbose=0, device_name='cpu' set) and its "
-        "README's fit defaults max_epochs=200 (the 4.1.0 code default is 100), patience=10, batch_size=1024, "
-        "virtual_batch_size=128, default eval_metric (binary: AUC, multiclass: accuracy, regression: MSE). "
-        + (f"Under --quick both TabNets are capped at {QUICK_EPOCHS} epochs here too. " if args.quick else "")
-        + "HistGradientBoosting's defaults are the Table 1 setting, so Tables 1 and 2 show the same boosting fits.",
-        "- Fit seconds exclude the integer coding for pytorch-tabnet and the category conversion for the boosting "
-        "models (done beforehand); sparsetab's fit includes its own encoding of the DataFrame. pytorch-tabnet's fit "
-        "includes its default `compute_importance=True` (feature importances over the fit rows); sparsetab's "
-        "includes `feature_importances_` on at most 10,000 rows.",
-        "- Scaling: sparsetab standardises the numeric inputs (and regression targets) itself; pytorch-tabnet gets "
-        "the raw values, as its documentation shows (its only input normalisation is a batch norm with momentum "
-        "0.01, whose running statistics lag in short runs, and the regression target is not scaled).",
-        "- Peak fit MiB: peak RSS during fit (sampled every 5 ms) minus the RSS just before fit, after "
-        "`gc.collect()` and glibc `malloc_trim(0)`, in one process (libraries' caches that outlive a fit, e.g. "
-        "torch's, are not counted again by later fits); ratio n/a when either side is under 1 MiB. Epochs of the "
-        "boosting models are iterations (trees per class).",
-    ]
-    if args.quick:
-        notes.append(
-            f"- QUICK RUN: at most {QUICK_ROWS:,} training rows (random subsample) and {QUICK_EPOCHS} epochs; the "
-            "numbers only show that everything runs."
-        )
-    if lightgbm is None:
-        notes.append("- LightGBM is not installed: skipped.")
-    return notes
+    def protocol_notes(self):
+        """Markdown bullet list describing what was run."""
+        args = self.args
+        epochs = f"{QUICK_EPOCHS} (--quick)" if args.quick else str(args.max_epochs)
+        notes = [
+            "- Splits: the test rows are fixed per data set (see the data set table). For each seed the training rows "
+            "are split (random_state = seed, stratified for classification) into 90% fit rows and 10% validation "
+            "rows; both TabNets train on the fit rows and early-stop on the same validation rows (sparsetab: "
+            "`fit(X, y, X_val=..., y_val=...)`, pytorch-tabnet: `eval_set`). HistGradientBoosting and LightGBM are "
+            "fitted on all the training rows with their defaults (HistGradientBoosting's early stopping 'auto' holds "
+            "out its own 10% above 10,000 rows; LightGBM: 100 trees, no early stopping). The seed is also every "
+            "model's random state.",
+            f"- Table 1: both TabNets n_d = n_a = 8, n_steps 3, gamma 1.3, n_independent = n_shared = 2, "
+            f"lambda_sparse 1e-3, momentum 0.02, batch 1024, virtual batch 128, Adam lr 0.02, sparsemax, cat_emb_dim "
+            f"1, max_epochs {epochs}, patience {PATIENCE} on the validation loss (pytorch-tabnet "
+            "`eval_metric=['logloss']` / `['mse']`, sparsetab `scoring='loss'`). Left at each library's default: "
+            "gradient clipping at norm 1 in both (sparsetab max_grad_norm, pytorch-tabnet clip_value), minimum "
+            "improvement (sparsetab tol 1e-4, pytorch-tabnet any), last batch (pytorch-tabnet drops the incomplete "
+            "one, sparsetab uses near-equal batches).",
+            "- Table 2 (and the defaults rows of Tables 3 and 4): `SparseTabNetClassifier(random_state=seed)` / "
+            "`SparseTabNetRegressor(random_state=seed)`; pytorch-tabnet constructor defaults (seed, "
+            "cat_idxs/cat_dims, verbose=0, device_name='cpu' set) and its README's fit defaults max_epochs=200 (the "
+            "4.1.0 code default is 100), patience=10, batch_size=1024, virtual_batch_size=128, default eval_metric "
+            "(binary: AUC, multiclass: accuracy, regression: MSE). "
+            + (f"Under --quick both TabNets are capped at {QUICK_EPOCHS} epochs here too. " if args.quick else "")
+            + "HistGradientBoosting's defaults are the Table 1 setting, so every table shows the same boosting "
+            "fits (one cell per data set and seed).",
+            "- Table 3 and the ablation: `old_defaults` is sparsetab 0.1.0's defaults written out (configs.py, with "
+            "the legacy values of the newer parameters the installed version accepts); `defaults` is whatever the "
+            "installed estimator's defaults are (the cache key holds its `get_params()`).",
+            "- Table 4: `HalvingRandomSearchCV` (factor 3, resource = number of rows, `PredefinedSplit`: candidates "
+            "train on the fit rows and are scored on the validation rows, both subsampled alike in the early "
+            "rounds; scorer accuracy, roc_auc for "
+            f"{', '.join(AUC_ERROR)}, neg RMSE for regression; random_state = seed; failed candidates score NaN). "
+            "Bases: sparsetab defaults with `early_stopping=True` (its own 10% of the candidate's rows), "
+            "HistGradientBoosting with `early_stopping=True, max_iter=1000`. Spaces (configs.py): sparsetab "
+            f"{configs.describe_space(configs.search_space('sparsetab', SparseTabNetClassifier().get_params()))}; "
+            f"HistGradientBoosting {configs.describe_space(configs.search_space('HistGradientBoosting'))}. Budget: "
+            "the number of candidates and rounds are chosen (configs.py, `plan_halving`) so that the search costs at "
+            "most the budget if a candidate on all rows costs "
+            f"{configs.COST_MULTIPLIER['sparsetab']} (sparsetab) / {configs.COST_MULTIPLIER['HistGradientBoosting']} "
+            "(HGB) times the measured CPU seconds of the default fit of the same data set and seed, and scales with "
+            "its rows; the actual CPU seconds are reported. The best candidate is then refitted by the single-fit "
+            "protocol (sparsetab: fit rows, early stopping on the validation rows; HGB: all training rows) and "
+            "scored on the test rows; 'refit s' is that fit.",
+            "- Fit seconds exclude the integer coding for pytorch-tabnet and the category conversion for the boosting "
+            "models (done beforehand); sparsetab's fit includes its own encoding of the DataFrame. pytorch-tabnet's "
+            "fit includes its default `compute_importance=True` (feature importances over the fit rows); "
+            "sparsetab's includes `feature_importances_` on at most 10,000 rows. CPU seconds are "
+            "`time.process_time()` of the cell's process (all its threads).",
+            "- Scaling: sparsetab standardises the numeric inputs (and regression targets) itself; pytorch-tabnet gets "
+            "the raw values, as its documentation shows (its only input normalisation is a batch norm with momentum "
+            "0.01, whose running statistics lag in short runs, and the regression target is not scaled).",
+            "- Peak fit MiB: peak RSS during fit (sampled every 5 ms) minus the RSS just before fit, after "
+            "`gc.collect()` and glibc `malloc_trim(0)`, in the cell's process (libraries' caches that outlive a fit, "
+            "e.g. torch's, are not counted again by later fits of that process); ratio n/a when either side is under "
+            "1 MiB. Epochs of the boosting models are iterations (trees per class).",
+            "- Cells are cached (`benchmarks/results/cache/`, see the module docstring): a cached cell keeps the "
+            "timings of the run that measured it (its machine, threads and jobs are in the header).",
+        ]
+        if args.quick:
+            notes.append(
+                f"- QUICK RUN: at most {QUICK_ROWS:,} training rows (random subsample) and {QUICK_EPOCHS} epochs, "
+                f"searches within {configs.QUICK_TUNING_BUDGET_CPU_S:.0f} CPU s with at most "
+                f"{configs.QUICK_MAX_CANDIDATES} candidates; the numbers only show that everything runs."
+            )
+        if lightgbm is None:
+            notes.append("- LightGBM is not installed: skipped.")
+        return notes
+
+    def markdown(self):
+        """The whole Markdown report of the cells finished so far."""
+        lines = ["# sparsetab vs pytorch-tabnet vs gradient boosting", "", *self.header(), ""]
+        lines += self.dataset_lines()
+        lines += ["", "## Protocol", "", *self.protocol_notes()]
+        builders = {
+            "same": lambda: self.single_seed_table("same"),
+            "defaults": lambda: self.single_seed_table("defaults"),
+            "seeds": self.seeds_table,
+            "screen": self.screen_table,
+            "tuned": self.tuned_table,
+        }
+        for table in self.args.tables:
+            lines += ["", f"## {TABLE_TITLES[table]}", "", *builders[table]()]
+        return "\n".join(lines)
 
 
 # ---------------------------------------------------------------------------------------------------------------
+# Running
+
+
+def table_plan(args):
+    """``{table: (data sets, seeds, [(model, config), ...])}`` of the requested tables."""
+    boosting = [("HistGradientBoosting", "defaults")] + ([("LightGBM", "defaults")] if lightgbm is not None else [])
+    models = {
+        "same": [("sparsetab", "same"), ("pytorch-tabnet", "same"), *boosting],
+        "defaults": [("sparsetab", "defaults"), ("pytorch-tabnet", "defaults"), *boosting],
+        "seeds": [
+            ("sparsetab", "old_defaults"),
+            ("sparsetab", "defaults"),
+            ("pytorch-tabnet", "defaults"),
+            *boosting,
+        ],
+        "screen": [("sparsetab", variant) for variant in args.variants] + [("HistGradientBoosting", "defaults")],
+        "tuned": [
+            ("sparsetab", "defaults"),
+            ("sparsetab", "tuned"),
+            ("HistGradientBoosting", "defaults"),
+            ("HistGradientBoosting", "tuned"),
+        ],
+    }
+    plan = {}
+    for table in args.tables:
+        seeds = tuple(args.seeds) if args.seeds else TABLE_SEEDS[table]
+        if table in ("same", "defaults"):
+            seeds = seeds[:1]
+        datasets = tuple(args.datasets) if args.datasets else TABLE_DATASETS[table]
+        plan[table] = (datasets, seeds, models[table])
+    return plan
+
+
+def planned_cells(plan, args):
+    """The distinct cells of ``plan``, data set by data set (in the order of ``DATASETS``)."""
+    command = " ".join(shlex.quote(a) for a in ["python", *sys.argv])
+    cells = {}
+    for name in DATASETS:
+        for datasets, seeds, models in plan.values():
+            if name not in datasets:
+                continue
+            for seed in seeds:
+                for model, config in models:
+                    cells.setdefault(
+                        (name, model, config, seed),
+                        dict(
+                            dataset=name,
+                            model=model,
+                            config=config,
+                            seed=seed,
+                            quick=args.quick,
+                            max_epochs=args.max_epochs,
+                            threads=args.threads,
+                            jobs=args.jobs,
+                            command=command,
+                        ),
+                    )
+    return cells
+
+
+def execute(pending, keys, cache_root, args, on_result):
+    """Run the ``pending`` cells, ``args.jobs`` at once, and call ``on_result(cell id, result)`` as each ends.
+
+    Parameters
+    ----------
+    pending : dict
+        ``{cell id: cell}``.
+    keys : dict
+        ``{cell id: key}``.
+    cache_root : str
+    args : argparse.Namespace
+    on_result : callable
+    """
+    if not pending:
+        return
+    ids = list(pending)
+    if args.jobs == 1:
+        for index in ids:
+            on_result(index, run_cell(pending[index], cache_root, keys[index]))
+        return
+    import compare  # the worker function by its module's name (this file may run as __main__)
+    from joblib import Parallel, delayed
+
+    jobs = Parallel(n_jobs=args.jobs, backend="loky", return_as="generator_unordered")
+    calls = (delayed(compare._run_cell_job)(index, pending[index], cache_root, keys[index]) for index in ids)
+    for index, result in jobs(calls):
+        on_result(index, result)
 
 
 def parse_args(argv=None):
     """Command-line options."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=DATASETS, metavar="NAME")
-    parser.add_argument("--tables", nargs="+", default=list(TABLES), choices=TABLES)
+    parser.add_argument(
+        "--datasets",
+        nargs="+",
+        choices=DATASETS,
+        metavar="NAME",
+        help="default: all 8 for tables 1-3, the 4 screening sets for the ablation and table 4",
+    )
+    parser.add_argument("--tables", nargs="+", default=list(DEFAULT_TABLES), choices=TABLES)
+    parser.add_argument(
+        "--variants",
+        nargs="+",
+        default=list(DEFAULT_VARIANTS),
+        metavar="CONFIG",
+        help="configurations of the ablation (configs.py names, parts joined by +, e.g. cosine+wide+ple)",
+    )
+    seeds = parser.add_mutually_exclusive_group()
+    seeds.add_argument(
+        "--seeds", nargs="+", type=int, help="seeds of every table (default: 0 for tables 1, 2, 4; 0 1 2 otherwise)"
+    )
+    seeds.add_argument("--seed", type=int, help="the same as --seeds SEED")
     parser.add_argument("--max-epochs", type=int, default=100, help="max_epochs of Table 1 (default 100)")
-    parser.add_argument("--seed", type=int, default=0, help="random_state of the models and the validation split")
-    parser.add_argument("--threads", type=int, default=1, help="threads per model (torch, OpenMP, LightGBM)")
-    parser.add_argument("--output", help="also write the Markdown to this file")
+    parser.add_argument("--threads", type=int, default=1, help="threads per cell (torch, OpenMP, LightGBM)")
+    parser.add_argument("--jobs", type=int, default=1, help="cells run at once in separate processes (default 1)")
+    parser.add_argument("--refresh", action="store_true", help="re-measure cached cells (and overwrite them)")
+    parser.add_argument(
+        "--cache-dir",
+        help=f"cell cache (default {CACHE_DIR.relative_to(RESULTS_DIR.parent.parent)}, "
+        f"under --quick {QUICK_CACHE_DIR.relative_to(RESULTS_DIR.parent.parent)})",
+    )
+    parser.add_argument("--output", help="also write the Markdown to this file (rewritten as cells finish)")
     parser.add_argument(
         "--quick", action="store_true", help=f"smoke run: <= {QUICK_ROWS} training rows, {QUICK_EPOCHS} epochs"
     )
     args = parser.parse_args(argv)
+    if args.seed is not None:
+        args.seeds = [args.seed]
     if args.quick:
         args.max_epochs = QUICK_EPOCHS
+    if args.cache_dir is None:
+        args.cache_dir = str(QUICK_CACHE_DIR if args.quick else CACHE_DIR)
+    if args.jobs < 1 or args.threads < 1:
+        parser.error("--jobs and --threads must be at least 1")
     return args
 
 
@@ -619,86 +1560,69 @@ def main(argv=None):
     """
     args = parse_args(argv)
     torch.set_num_threads(args.threads)
-    warnings.filterwarnings("ignore", category=ConvergenceWarning)
-    warnings.filterwarnings("ignore", category=UserWarning, module=r"pytorch_tabnet(\.|$)")
-    models = [name for name in MODELS if name != "LightGBM" or lightgbm is not None]
     if lightgbm is None:
         print("note: LightGBM is not importable; it is skipped.", file=sys.stderr)
-    wall = time.perf_counter()
-    results, datasets, failed = {}, [], []
-    with threadpool_limits(limits=args.threads):
+    plan = table_plan(args)
+    report = Report(args, plan)
+    cells = planned_cells(plan, args)
+    cache = CellCache(args.cache_dir, refresh=args.refresh)
+    keys, pending = {}, {}
+    for index, cell in cells.items():
         try:
-            warm_up()
-        except Exception:
-            traceback.print_exc()
-        for name in args.datasets:
-            try:
-                data = prepare(name, args)
-            except Exception as exc:
-                traceback.print_exc()
-                failed.append(f"- {name}: could not be loaded: {_cell_error(exc)}")
-                continue
-            datasets.append(data)
-            for table in args.tables:
-                for model in models:
-                    if model in BOOSTING and table != args.tables[0]:
-                        results[name, table, model] = results[name, args.tables[0], model]
-                        continue
-                    print(f"[{name}] {table}: {model} ...", file=sys.stderr, flush=True)
-                    try:
-                        results[name, table, model] = MODELS[model](data, table, args)
-                    except Exception as exc:
-                        traceback.print_exc()
-                        results[name, table, model] = dict(error=_cell_error(exc))
-            del data["X_fit_codes"], data["X_val_codes"], data["X_test_codes"], data["X_train_cat"]
-            if args.output:  # rewritten after each data set, so a long run that is stopped keeps what it did
-                Path(args.output).write_text(report(results, datasets, failed, args, models, wall) + "\n")
-    text = report(results, datasets, failed, args, models, wall)
+            keys[index] = cell_key(cell)
+        except Exception as exc:
+            report.results[index], report.origin[index] = dict(error=_cell_error(exc)), "failed"
+            continue
+        record = cache.get(keys[index])
+        if record is not None:
+            report.results[index], report.origin[index] = record["result"], "cache"
+        else:
+            pending[index] = cell
+
+    # Cells whose keys differ only in the configuration's name (e.g. old_defaults and defaults while the defaults
+    # are the old ones) are measured once and stored under each name.
+    twins, first = {}, {}
+    for index in list(pending):
+        same = key_hash({name: value for name, value in keys[index].items() if name != "config"})
+        if same in first:
+            twins.setdefault(first[same], []).append(index)
+            del pending[index]
+        else:
+            first[same] = index
+
+    def on_result(index, result):
+        report.results[index] = result
+        report.origin[index] = "failed" if "error" in result else "measured"
+        for twin in twins.get(index, []):
+            report.results[twin], report.origin[twin] = result, report.origin[index]
+            if "error" not in result:
+                cache.put(keys[twin], result)
+        if args.output:  # rewritten after each cell, so a long run that is stopped keeps a report of what it did
+            Path(args.output).write_text(report.markdown() + "\n")
+
+    cached = sum(1 for origin in report.origin.values() if origin == "cache")
+    print(
+        f"{len(cells)} cells: {cached} cached, {len(pending)} to measure ({sum(map(len, twins.values()))} more are "
+        f"copies of those), {args.jobs} at once.",
+        file=sys.stderr,
+        flush=True,
+    )
+    plain = {index: cell for index, cell in pending.items() if cell["config"] != "tuned"}
+    execute(plain, keys, args.cache_dir, args, on_result)
+    tuned = {}
+    for index, cell in pending.items():
+        if cell["config"] != "tuned":
+            continue
+        default = report.get(cell["dataset"], cell["model"], "defaults", cell["seed"])
+        if default is None or "error" in default:
+            on_result(index, dict(error="error: the default fit this search is sized from failed"))
+            continue
+        tuned[index] = dict(cell, default_cpu_s=default["fit_cpu_s"])
+    execute(tuned, keys, args.cache_dir, args, on_result)
+    text = report.markdown()
     print(text)
     if args.output:
         Path(args.output).write_text(text + "\n")
-
-
-def report(results, datasets, failed, args, models, wall):
-    """The Markdown report of the data sets done so far.
-
-    Parameters
-    ----------
-    results : dict
-        ``{(data set, table, model): measure() result or {"error": str}}``.
-    datasets : list of dict
-        The prepared data sets (see :func:`prepare`), in run order.
-    failed : list of str
-        Markdown bullets for data sets that could not be loaded.
-    args : argparse.Namespace
-    models : list of str
-    wall : float
-        ``time.perf_counter()`` at the start of the run.
-
-    Returns
-    -------
-    str
-    """
-    lines = ["# sparsetab vs pytorch-tabnet vs gradient boosting", "", *header(args), ""]
-    lines += ["## Data sets", "", "| data set | task | train rows (fit + val) | test rows | features (categorical) |"]
-    lines += ["|---|---|---|---|---|"]
-    for data in datasets:
-        task = data["task"] if data["n_classes"] is None else f"{data['n_classes']}-class"
-        lines.append(
-            f"| {data['name']} | {task} | {len(data['X_fit']):,} + {len(data['X_val']):,} | {len(data['X_test']):,} | "
-            f"{data['X_test'].shape[1]} ({data['n_categorical']}) |"
-        )
-    lines += [""] + [f"- {data['name']}: {data['note']}" for data in datasets] + failed
-    lines += ["", "## Protocol", "", *protocol_notes(args)]
-    for table in args.tables:
-        lines += ["", f"## {TABLE_TITLES[table]}", ""]
-        for task in ("classification", "regression"):
-            rows = result_table(results, datasets, table, task, models)
-            if rows:
-                lines += [f"{task.capitalize()}:", "", *rows, ""]
-        lines += ["Ratios sparsetab / pytorch-tabnet:", "", *ratio_table(results, datasets, table)]
-    lines += ["", f"Wall time: {time.perf_counter() - wall:.0f} s."]
-    return "\n".join(lines)
 
 
 if __name__ == "__main__":
