@@ -51,7 +51,8 @@ def test_each_estimator_signature_is_the_table(kind):
 def test_name_groups():
     assert NETWORK_PARAMETERS == (
         "n_d", "n_a", "n_steps", "gamma", "n_independent", "n_shared", "virtual_batch_size", "momentum",
-        "entmax_mode", "entmax_alpha", "categorical_features", "cat_emb_dim", "grouped_features",
+        "entmax_mode", "entmax_alpha", "numerical_transform", "categorical_features", "cat_emb_dim",
+        "grouped_features",
     )  # fmt: skip
     # Batch normalisation does not change what the encoder's weights mean: a fine-tuned model may differ there.
     assert set(NETWORK_PARAMETERS) - set(PRETRAINED_PARAMETERS) == {"virtual_batch_size", "momentum"}

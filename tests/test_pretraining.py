@@ -1,5 +1,6 @@
 """SparseTabNetPretrainer and fine-tuning with pretrained=."""
 
+import copy
 import pickle
 
 import numpy as np
@@ -178,8 +179,12 @@ def test_constant_and_rarely_missing_columns_keep_the_loss_on_its_scale():
 def test_transform_refuses_to_return_nan_embeddings(pretrainer):
     X, _ = _table(20, seed=7)
     X.loc[4, "b"] = 1e300  # finite, but overflows float32
+    # A fitted encoding clips it to the training range; one restored from before clipping does not.
+    assert np.isfinite(pretrainer.transform(X)).all()
+    unclipped = copy.deepcopy(pretrainer)
+    unclipped._tabular_encoding.clip_ = False
     with pytest.raises(ValueError, match=r"not finite .* first at row 4"):
-        pretrainer.transform(X)
+        unclipped.transform(X)
 
 
 def test_fine_tuning_on_categories_the_pretrainer_never_saw_warns(pretrainer):
