@@ -191,3 +191,20 @@ def test_fine_tuning_on_categories_the_pretrainer_never_saw_warns(pretrainer):
     X, y = _table(200, seed=8)
     with pytest.warns(UserWarning, match=r"not seen by the pretrainer \('colour': 100%\)"):
         SparseTabNetClassifier(max_epochs=1, pretrained=pretrainer, **ARCH).fit(X.assign(colour="green"), y)
+
+
+def test_pretraining_with_quantile_fine_tunes_with_its_quantile_encoding(tmp_path):
+    X, y = _table(200, seed=9)
+    pretrainer = SparseTabNetPretrainer(numerical_transform="quantile", max_epochs=1, random_state=0, **ARCH).fit(X)
+    far = X.assign(a=X["a"] * 1e4)
+    assert np.isfinite(pretrainer.transform(far)).all()
+    with pytest.raises(ValueError, match=r"numerical_transform='standard' \(pretrained: 'quantile'\)"):
+        SparseTabNetClassifier(max_epochs=1, pretrained=pretrainer, **ARCH).fit(X, y)
+    model = SparseTabNetClassifier(numerical_transform="quantile", max_epochs=1, pretrained=pretrainer, **ARCH)
+    model.fit(X, y)
+    encoding = model._tabular_encoding
+    assert encoding.numerical_transform == "quantile" and encoding is not pretrainer._tabular_encoding
+    clipped = far.assign(a=far["a"].clip(X["a"].min(), X["a"].max()))
+    np.testing.assert_array_equal(model.predict_proba(far), model.predict_proba(clipped))
+    loaded = load_model(model.save_model(tmp_path / "model.sparsetab"))
+    np.testing.assert_array_equal(loaded.predict_proba(far), model.predict_proba(far))
