@@ -25,6 +25,7 @@ from ._params import (
     same_value,
     split_validation,
     training_config,
+    with_legacy_parameters,
 )
 from ._runtime import TorchStatePickleMixin, resolve_device, torch_threads
 from ._tabular import TabularEncoding, feature_names, validate_frame
@@ -253,7 +254,7 @@ class BaseSparseTabNet(InferenceMixin, LegacyParametersMixin, TorchStatePickleMi
         if first_pass:
             self.virtual_batch_size_ = virtual_batch_size  # a continued fit keeps the network's
             pretrainer = self._fitted_pretrainer()
-            X_train = self._fit_tabular_encoding(frame, pretrainer)
+            X_train = self._fit_tabular_encoding(frame, pretrainer, seed)
             kind.fit_scale(targets)
             for name, value in kind.attributes().items():
                 setattr(self, name, value)
@@ -306,12 +307,15 @@ class BaseSparseTabNet(InferenceMixin, LegacyParametersMixin, TorchStatePickleMi
         self._shuffle_state = generator.get_state()
         self.feature_importances_ = self._training_importances(X_train, random_state)
 
-    def _fit_tabular_encoding(self, frame, pretrainer):
+    def _fit_tabular_encoding(self, frame, pretrainer, seed):
         """Learn (or take from the pretrainer) the tabular encoding and ``categories_``; encode ``frame``."""
         if pretrainer is None:
-            self._tabular_encoding = TabularEncoding(self.categorical_features)
+            # The fit's seed, already drawn: the quantile fit takes no draw of its own from random_state.
+            self._tabular_encoding = TabularEncoding(
+                self.categorical_features, numerical_transform=self.numerical_transform, random_state=seed
+            )
             X_train = torch.from_numpy(self._tabular_encoding.fit_transform(frame)).to(self._device)
-        else:  # the pretrainer's tabular encoding: categories and standardisation
+        else:  # the pretrainer's tabular encoding: categories, clipping and numeric transform
             self._tabular_encoding = copy.deepcopy(pretrainer._tabular_encoding)
             X_train = self._encode_frame(frame)
             unseen = {frame.columns[j]: share for j, share in self._tabular_encoding.unseen_share(frame).items()}
@@ -390,8 +394,10 @@ class BaseSparseTabNet(InferenceMixin, LegacyParametersMixin, TorchStatePickleMi
             self._check_network_unchanged("partial_fit")
 
     def _check_network_unchanged(self, method):
+        # A model saved before a parameter existed was built with its legacy value.
+        architecture = with_legacy_parameters(self._architecture, NETWORK_PARAMETERS)
         for name in NETWORK_PARAMETERS:
-            before, now = self._architecture[name], getattr(self, name)
+            before, now = architecture[name], getattr(self, name)
             if not same_value(before, now):
                 raise ValueError(
                     f"{method} continues the fitted network, which was built with {name}={before!r}; it is now "

@@ -45,7 +45,11 @@ def _metadata(estimator_name, tabular_encoding, names, numeric_columns, categori
         "sklearn_version": sklearn.__version__,
         "estimator": estimator_name,
         "inputs": {
-            "numeric": {"dtype": "float64", "columns": [str(names[j]) for j in numeric_columns]},
+            "numeric": {
+                "dtype": "float64",
+                "columns": [str(names[j]) for j in numeric_columns],
+                "clipped_to_training_range": bool(tabular_encoding.clip_),
+            },
             "codes": {
                 "dtype": "int64",
                 "columns": [str(names[j]) for j in categorical_columns],
@@ -65,7 +69,8 @@ def export_network(network, tabular_encoding, names, output, estimator_name, pat
     network : sparsetab.network.TabNet
         A trained network.
     tabular_encoding : TabularEncoding
-        The fitted tabular encoding of its inputs (column types, categories, standardisation).
+        The fitted tabular encoding of its inputs (column types, categories, clipping,
+        standardisation).
     names : numpy.ndarray of shape (n_features,)
         The column names, recorded in the metadata.
     output : dict
@@ -88,10 +93,19 @@ def export_network(network, tabular_encoding, names, output, estimator_name, pat
     Raises
     ------
     ValueError
-        If ``export_format`` is not one of :data:`EXPORT_FORMATS`.
+        If ``export_format`` is not one of :data:`EXPORT_FORMATS`, or the tabular encoding
+        uses ``numerical_transform="quantile"``, which the serving program does not implement.
     """
     if export_format not in EXPORT_FORMATS:
         raise ValueError(f"format must be one of {EXPORT_FORMATS}, got {export_format!r}.")
+    if tabular_encoding.numerical_transform != "standard":
+        # A program without the quantile map would answer differently from predict: refuse rather than differ.
+        raise ValueError(
+            f"export supports numerical_transform='standard' only; this model uses "
+            f"numerical_transform={tabular_encoding.numerical_transform!r}. Refit with "
+            "numerical_transform='standard' to export, or serve the estimator itself (save_model / pickle)."
+        )
+    clipped = tabular_encoding.clip_
     numeric_columns = np.flatnonzero(~tabular_encoding.is_categorical_).tolist()
     categorical_columns = np.flatnonzero(tabular_encoding.is_categorical_).tolist()
     serving = ServingTabNet(
@@ -104,6 +118,8 @@ def export_network(network, tabular_encoding, names, output, estimator_name, pat
         target_mean=output.get("target_mean"),
         target_scale=output.get("target_scale"),
         softmax_blocks=output.get("softmax_blocks"),
+        lower=tabular_encoding.data_min_[numeric_columns] if clipped else None,
+        upper=tabular_encoding.data_max_[numeric_columns] if clipped else None,
     )
     # Two example rows: torch.export specialises batch sizes 0 and 1.
     example = (

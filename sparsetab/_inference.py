@@ -228,9 +228,10 @@ class InferenceMixin:
         Returns
         -------
         numeric : numpy.ndarray of shape (n_samples, n_numeric), float64
-            The numeric columns, unscaled, in column order, NaN where a value is missing (the
-            exported model fills it as the estimator does; ``torch.from_numpy`` turns the
-            array into the exported model's first argument).
+            The numeric columns, unscaled and unclipped, in column order, NaN where a value is
+            missing (the exported model clips each to its training range and fills missing
+            values as the estimator does; ``torch.from_numpy`` turns the array into the
+            exported model's first argument).
         codes : numpy.ndarray of shape (n_samples, n_categorical), int64
             Category code of each categorical column, in column order: 0 for a missing value
             or a category not seen at fit, ``c + 1`` for the ``c``-th category seen at fit
@@ -321,7 +322,9 @@ class InferenceMixin:
         sklearn.exceptions.NotFittedError
             If the estimator is not fitted.
         ValueError
-            If ``format`` is not one of the accepted values.
+            If ``format`` is not one of the accepted values, or the model was fitted with
+            ``numerical_transform="quantile"`` (the program implements the clipping and the
+            standardisation of ``"standard"`` only).
         """
         check_is_fitted(self)
         if format not in EXPORT_FORMATS:

@@ -11,8 +11,8 @@ Roles:
 
 - ``architecture``: shapes the TabNet encoder's weights (a pretrained encoder must match them);
 - ``batch normalisation``: ghost batch normalisation, part of the network but not of its weights;
-- ``tabular encoding``: how columns become network inputs (categorical columns, embedding widths,
-  attention groups), also fixed once the network is built;
+- ``tabular encoding``: how columns become network inputs (numeric transform, categorical columns,
+  embedding widths, attention groups), also fixed once the network is built;
 - ``training``: the fit loop; ``runtime``: where and how torch runs.
 """
 
@@ -159,6 +159,13 @@ PARAMETERS = (
     Parameter("entmax_mode", "sparsemax", [StrOptions(set(ENTMAX_MODES))], "architecture", network_type=str),
     Parameter(
         "entmax_alpha", 1.5, [Interval(numbers.Real, 1, 2, closed="both")], "architecture", network_type=float
+    ),
+    Parameter(
+        "numerical_transform",
+        "standard",
+        [StrOptions({"standard", "quantile"})],
+        "tabular encoding",
+        legacy="standard",
     ),
     Parameter("categorical_features", "auto", [StrOptions({"auto"}), "array-like", None], "tabular encoding"),
     Parameter("cat_emb_dim", 1, [Interval(numbers.Integral, 1, None, closed="left"), dict], "tabular encoding"),

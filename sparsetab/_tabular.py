@@ -2,11 +2,16 @@
 
 Column typing is decided once, at fit, and replayed at predict:
 
-* numeric columns are standardised with the training mean and standard deviation (the
-  network's input batch norm then starts from a well-conditioned input even for columns such
-  as Adult's ``fnlwgt`` in the hundreds of thousands); missing values (NaN, None, ``pd.NA``)
-  stay NaN for the network, which fills them with a learned value and adds a missing
-  indicator (:class:`sparsetab.network.embeddings.InputEmbedding`); infinities are refused;
+* numeric columns are first clipped to the [min, max] seen at fit, so that no row, however far
+  outside the training range, can push the network's inputs (and so its outputs) to absurd
+  values; then either standardised with the training mean and standard deviation
+  (``numerical_transform="standard"``: the network's input batch norm then starts from a
+  well-conditioned input even for columns such as Adult's ``fnlwgt`` in the hundreds of
+  thousands) or mapped through scikit-learn's normal-output
+  :class:`~sklearn.preprocessing.QuantileTransformer` fitted on the training rows
+  (``"quantile"``); missing values (NaN, None, ``pd.NA``) stay NaN for the network, which fills
+  them with a learned value and adds a missing indicator
+  (:class:`sparsetab.network.embeddings.InputEmbedding`); infinities are refused;
 * categorical columns become integer codes stored as floats: code 0 is reserved for missing
   values and categories not seen at fit, codes 1..K are the K categories seen at fit (sorted
   when they can be compared, else in order of appearance).
@@ -18,11 +23,44 @@ import numpy as np
 import pandas as pd
 import scipy.sparse
 from pandas.api import types as pdt
+from sklearn.preprocessing import QuantileTransformer
 from sklearn.utils.validation import validate_data
 
 from ._warnings import warn
 
-__all__ = ["TabularEncoding", "feature_names", "to_frame", "validate_frame"]
+__all__ = [
+    "NUMERICAL_TRANSFORMS",
+    "QUANTILE_SUBSAMPLE",
+    "TabularEncoding",
+    "feature_names",
+    "quantile_count",
+    "to_frame",
+    "validate_frame",
+]
+
+NUMERICAL_TRANSFORMS = ("standard", "quantile")
+# Rows a quantile fit reads at most (a seeded random subset above): the quantiles' sampling error
+# is then far below the spacing of 1,000 quantiles, and the fit's memory stays bounded.
+QUANTILE_SUBSAMPLE = 1_000_000
+
+
+def quantile_count(n_rows):
+    """The ``n_quantiles`` of the quantile transform for ``n_rows`` training rows.
+
+    The rule of Gorishniy et al. (rtdl), ``max(min(n_rows // 30, 1000), 10)``, capped at
+    ``n_rows``, which scikit-learn would otherwise cap with a warning.
+
+    Parameters
+    ----------
+    n_rows : int
+        Training rows (with or without missing values).
+
+    Returns
+    -------
+    int
+        Number of quantiles, in [1, 1000].
+    """
+    return max(1, min(max(min(n_rows // 30, 1000), 10), n_rows))
 
 
 def to_frame(X):
@@ -173,6 +211,15 @@ class TabularEncoding:
         Which columns are categorical. ``"auto"``: columns of pandas ``category``, ``object``,
         string or ``bool`` dtype. ``None``: no column. Otherwise column names (DataFrame input
         only), column indices, or a boolean mask of length ``n_features``.
+    numerical_transform : {"standard", "quantile"}, default="standard"
+        What numeric columns become, after clipping to the training [min, max]: ``(x - mean) /
+        std`` of the training rows, or the normal-output quantile map fitted on them
+        (:class:`~sklearn.preprocessing.QuantileTransformer` with ``n_quantiles`` from
+        :func:`quantile_count` and ``subsample`` :data:`QUANTILE_SUBSAMPLE`). A column constant
+        at fit (or missing everywhere) encodes its present values as 0 under both.
+    random_state : int, numpy.random.RandomState or None, default=None
+        Seeds the quantile fit's subsample (used only with more than
+        :data:`QUANTILE_SUBSAMPLE` rows).
 
     Attributes
     ----------
@@ -187,10 +234,30 @@ class TabularEncoding:
         Both statistics ignore missing values (0 and 1 for a column missing everywhere).
     has_missing_ : numpy.ndarray of shape (n_features,), bool
         Whether each numeric column had missing values at fit (False for categorical columns).
+    clip_ : bool
+        Whether :meth:`transform` clips numeric columns to ``[data_min_, data_max_]``: True
+        after a fit; False for an encoding restored from a model file or pickle written before
+        clipping existed, which keeps its unclipped standardisation until refit.
+    data_min_, data_max_ : numpy.ndarray of shape (n_features,), float64, or None
+        Smallest and largest value of each numeric column at fit, ignoring missing values (0
+        for categorical columns and columns missing everywhere); None when ``clip_`` is False.
+    quantile_transformer_ : sklearn.preprocessing.QuantileTransformer or None
+        With ``numerical_transform="quantile"``, the quantile map of the numeric columns that
+        are not constant at fit (in column order); else None.
     """
 
-    def __init__(self, categorical_features="auto"):
+    def __init__(self, categorical_features="auto", numerical_transform="standard", random_state=None):
         self.categorical_features = categorical_features
+        self.numerical_transform = numerical_transform
+        self.random_state = random_state
+
+    def __setstate__(self, state):
+        # An encoding pickled before numerical_transform existed standardised without clipping; it keeps
+        # doing so (clip_ False) until it is fitted again, so an old model predicts exactly as before.
+        defaults = {"numerical_transform": "standard", "random_state": None}
+        if "is_categorical_" in state:
+            defaults.update(clip_=False, data_min_=None, data_max_=None, quantile_transformer_=None)
+        self.__dict__.update({**defaults, **state})
 
     def fit_transform(self, frame):
         """Learn the column types and categories of ``frame`` and encode it.
@@ -206,11 +273,15 @@ class TabularEncoding:
         Raises
         ------
         ValueError
-            If ``categorical_features`` is malformed, or a numeric column holds strings or
-            infinities.
+            If ``categorical_features`` or ``numerical_transform`` is malformed, or a numeric
+            column holds strings or infinities.
         TypeError
             If a column has a datetime, timedelta, period, interval or complex dtype.
         """
+        if not (isinstance(self.numerical_transform, str) and self.numerical_transform in NUMERICAL_TRANSFORMS):
+            raise ValueError(
+                f"numerical_transform must be one of {NUMERICAL_TRANSFORMS}, got {self.numerical_transform!r}."
+            )
         self.is_categorical_ = self._resolve_categorical(frame)
         self.categories_ = {}
         for j in np.flatnonzero(self.is_categorical_):
@@ -226,6 +297,8 @@ class TabularEncoding:
         self.center_ = np.zeros(frame.shape[1])
         self.scale_ = np.ones(frame.shape[1])
         self.has_missing_ = np.zeros(frame.shape[1], dtype=bool)
+        self.data_min_ = np.zeros(frame.shape[1])
+        self.data_max_ = np.zeros(frame.shape[1])
         if numeric.shape[1]:
             observed = ~np.isnan(numeric)
             counts = observed.sum(axis=0)
@@ -240,6 +313,22 @@ class TabularEncoding:
             self.center_[~self.is_categorical_] = mean
             self.scale_[~self.is_categorical_] = np.where(std > 0, std, 1.0)
             self.has_missing_[~self.is_categorical_] = counts < numeric.shape[0]
+            present = counts > 0
+            low = np.where(observed, numeric, np.inf).min(axis=0)
+            high = np.where(observed, numeric, -np.inf).max(axis=0)
+            self.data_min_[~self.is_categorical_] = np.where(present, low, 0.0)
+            self.data_max_[~self.is_categorical_] = np.where(present, high, 0.0)
+        self.clip_ = True
+        self.quantile_transformer_ = None
+        varying = self._varying()
+        if self.numerical_transform == "quantile" and varying.any():
+            # The training rows are within [data_min_, data_max_]: they need no clipping before the fit.
+            self.quantile_transformer_ = QuantileTransformer(
+                n_quantiles=quantile_count(numeric.shape[0]),
+                output_distribution="normal",
+                subsample=QUANTILE_SUBSAMPLE,
+                random_state=self.random_state,
+            ).fit(numeric[:, varying])
         return self._assemble(frame, numeric)
 
     def transform(self, frame):
@@ -288,15 +377,38 @@ class TabularEncoding:
         Returns
         -------
         dict
-            ``categorical_features`` and the fitted attributes ``is_categorical_``,
-            ``categories_``, ``center_``, ``scale_`` and ``has_missing_``.
+            The parameters ``categorical_features``, ``numerical_transform`` and
+            ``random_state``, the fitted attributes ``is_categorical_``, ``categories_``,
+            ``center_``, ``scale_``, ``has_missing_``, ``clip_``, ``data_min_`` and
+            ``data_max_``, and the quantile map's ``quantiles_`` (numpy.ndarray of shape
+            (n_quantiles, n_varying)) and ``references_`` (of shape (n_quantiles,)), None
+            without one.
         """
-        names = ("categorical_features", "is_categorical_", "categories_", "center_", "scale_", "has_missing_")
-        return {name: getattr(self, name) for name in names}
+        names = (
+            "categorical_features",
+            "numerical_transform",
+            "random_state",
+            "is_categorical_",
+            "categories_",
+            "center_",
+            "scale_",
+            "has_missing_",
+            "clip_",
+            "data_min_",
+            "data_max_",
+        )
+        state = {name: getattr(self, name) for name in names}
+        quantiles = self.quantile_transformer_
+        state["quantiles_"] = None if quantiles is None else quantiles.quantiles_
+        state["references_"] = None if quantiles is None else quantiles.references_
+        return state
 
     @classmethod
     def from_state(cls, state):
         """Rebuild a fitted tabular encoding from :meth:`get_state`.
+
+        A state written before ``numerical_transform`` existed (a model file of an earlier
+        sparsetab) lacks its keys: the encoding then standardises without clipping, as it did.
 
         Parameters
         ----------
@@ -307,9 +419,26 @@ class TabularEncoding:
         -------
         TabularEncoding
         """
-        encoding = cls(state["categorical_features"])
+        encoding = cls(state["categorical_features"], state.get("numerical_transform", "standard"))
+        encoding.random_state = state.get("random_state")
         for name in ("is_categorical_", "categories_", "center_", "scale_", "has_missing_"):
             setattr(encoding, name, state[name])
+        encoding.clip_ = bool(state.get("clip_", False))
+        encoding.data_min_ = state.get("data_min_")
+        encoding.data_max_ = state.get("data_max_")
+        encoding.quantile_transformer_ = None
+        if state.get("quantiles_") is not None:
+            # The fitted attributes of scikit-learn's QuantileTransformer are all its transform reads.
+            quantiles, references = np.asarray(state["quantiles_"]), np.asarray(state["references_"])
+            transformer = QuantileTransformer(
+                n_quantiles=len(references),
+                output_distribution="normal",
+                subsample=QUANTILE_SUBSAMPLE,
+                random_state=encoding.random_state,
+            )
+            transformer.quantiles_, transformer.references_ = quantiles, references
+            transformer.n_quantiles_, transformer.n_features_in_ = len(references), quantiles.shape[1]
+            encoding.quantile_transformer_ = transformer
         encoding._category_index = {
             j: pd.Index(categories, dtype=object) for j, categories in encoding.categories_.items()
         }
@@ -357,10 +486,31 @@ class TabularEncoding:
 
     def _assemble(self, frame, numeric):
         out = np.empty(frame.shape, dtype=np.float32)
-        numeric_columns = ~self.is_categorical_
-        out[:, numeric_columns] = (numeric - self.center_[numeric_columns]) / self.scale_[numeric_columns]
+        out[:, ~self.is_categorical_] = self._transform_numeric(numeric)
         out[:, self.is_categorical_] = self._codes(frame)
         return out
+
+    def _varying(self):
+        """Which numeric columns (in column order) took more than one value at fit."""
+        numeric_columns = ~self.is_categorical_
+        return self.data_min_[numeric_columns] < self.data_max_[numeric_columns]
+
+    def _transform_numeric(self, numeric):
+        """The network's values of the numeric block (float64, NaN where missing); never writes to ``numeric``."""
+        numeric_columns = ~self.is_categorical_
+        center, scale = self.center_[numeric_columns], self.scale_[numeric_columns]
+        if not self.clip_:  # restored from before clipping existed: its standardisation, unchanged
+            return (numeric - center) / scale
+        # np.clip keeps NaN, and is the identity on the training rows, so a fit is unchanged by it.
+        clipped = np.clip(numeric, self.data_min_[numeric_columns], self.data_max_[numeric_columns])
+        if self.numerical_transform == "standard":
+            return (clipped - center) / scale
+        # Constant columns (and columns missing everywhere) carry no information: present values are 0.
+        result = np.where(np.isnan(clipped), np.nan, 0.0)
+        if self.quantile_transformer_ is not None:
+            varying = self._varying()
+            result[:, varying] = self.quantile_transformer_.transform(clipped[:, varying])
+        return result
 
     def check(self, frame):
         """Raise for any value :meth:`transform` would refuse, one column at a time.

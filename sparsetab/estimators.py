@@ -104,6 +104,24 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
     entmax_alpha : float, default=1.5
         Alpha in [1, 2] for ``entmax_mode="constant"`` (1 is softmax, 2 sparsemax), initial
         alpha in (1, 2) for ``"adaptive"``; ignored otherwise.
+    numerical_transform : {"standard", "quantile"}, default="standard"
+        What numeric columns become before the network. Either way each column is first
+        clipped to the [min, max] it had at fit (missing values ignored), so that no row,
+        however far outside the training range, can push the network's inputs, and so its
+        outputs, to absurd values; the training rows are unchanged by the clipping.
+        ``"standard"``: ``(x - mean) / std`` with the training rows' statistics.
+        ``"quantile"``: scikit-learn's :class:`~sklearn.preprocessing.QuantileTransformer`
+        with ``output_distribution="normal"`` fitted on the training rows, as in Gorishniy et
+        al., "Revisiting Deep Learning Models for Tabular Data" (NeurIPS 2021) and "On
+        Embeddings for Numerical Features in Tabular Deep Learning" (NeurIPS 2022), with
+        ``n_quantiles = max(min(n_rows // 30, 1000), 10)`` (at most ``n_rows``) and a seeded
+        ``subsample`` of 1,000,000 rows (all rows below that). Its outputs lie in about
+        [-5.2, 5.2]: values at the training minimum (maximum) map to about -5.2 (+5.2), so a
+        0/1 column becomes -5.2/+5.2, and a value repeated by many rows maps to the middle of
+        its share of the quantiles (scikit-learn interpolates from both sides). Under both
+        rules a column constant at fit (or missing everywhere) encodes as 0, and missing values
+        stay missing (the network fills them with a learned value). Models saved before this parameter existed
+        load with ``"standard"`` and no clipping, and predict exactly as before until refit.
     categorical_features : "auto", None, array-like of str, int or bool, default="auto"
         Categorical columns, embedded and attended to as one group each. ``"auto"``: DataFrame
         columns of ``category``, ``object``, string or ``bool`` dtype. Otherwise column names,
@@ -175,8 +193,9 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
         A fitted :class:`~sparsetab.pretraining.SparseTabNetPretrainer`: ``fit`` then starts
         from its encoder weights (the head is new) and uses its tabular encoding and
         categories. Its architecture parameters (n_d, n_a, n_steps, gamma, n_independent,
-        n_shared, entmax_mode, entmax_alpha, categorical_features, cat_emb_dim,
-        grouped_features) and X's columns must match, else ``fit`` raises a ValueError.
+        n_shared, entmax_mode, entmax_alpha, numerical_transform, categorical_features,
+        cat_emb_dim, grouped_features) and X's columns must match, else ``fit`` raises a
+        ValueError.
         ``clone`` (GridSearchCV, cross_val_score) turns an estimator parameter into an unfitted
         copy: pass ``sklearn.frozen.FrozenEstimator(pretrainer)`` there, which clone keeps.
 
@@ -283,6 +302,7 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
         weight_decay=DEFAULTS["weight_decay"],
         entmax_mode=DEFAULTS["entmax_mode"],
         entmax_alpha=DEFAULTS["entmax_alpha"],
+        numerical_transform=DEFAULTS["numerical_transform"],
         categorical_features=DEFAULTS["categorical_features"],
         cat_emb_dim=DEFAULTS["cat_emb_dim"],
         grouped_features=DEFAULTS["grouped_features"],
@@ -535,6 +555,24 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
     entmax_alpha : float, default=1.5
         Alpha in [1, 2] for ``entmax_mode="constant"`` (1 is softmax, 2 sparsemax), initial
         alpha in (1, 2) for ``"adaptive"``; ignored otherwise.
+    numerical_transform : {"standard", "quantile"}, default="standard"
+        What numeric columns become before the network. Either way each column is first
+        clipped to the [min, max] it had at fit (missing values ignored), so that no row,
+        however far outside the training range, can push the network's inputs, and so its
+        outputs, to absurd values; the training rows are unchanged by the clipping.
+        ``"standard"``: ``(x - mean) / std`` with the training rows' statistics.
+        ``"quantile"``: scikit-learn's :class:`~sklearn.preprocessing.QuantileTransformer`
+        with ``output_distribution="normal"`` fitted on the training rows, as in Gorishniy et
+        al., "Revisiting Deep Learning Models for Tabular Data" (NeurIPS 2021) and "On
+        Embeddings for Numerical Features in Tabular Deep Learning" (NeurIPS 2022), with
+        ``n_quantiles = max(min(n_rows // 30, 1000), 10)`` (at most ``n_rows``) and a seeded
+        ``subsample`` of 1,000,000 rows (all rows below that). Its outputs lie in about
+        [-5.2, 5.2]: values at the training minimum (maximum) map to about -5.2 (+5.2), so a
+        0/1 column becomes -5.2/+5.2, and a value repeated by many rows maps to the middle of
+        its share of the quantiles (scikit-learn interpolates from both sides). Under both
+        rules a column constant at fit (or missing everywhere) encodes as 0, and missing values
+        stay missing (the network fills them with a learned value). Models saved before this parameter existed
+        load with ``"standard"`` and no clipping, and predict exactly as before until refit.
     categorical_features : "auto", None, array-like of str, int or bool, default="auto"
         Categorical columns, embedded and attended to as one group each. ``"auto"``: DataFrame
         columns of ``category``, ``object``, string or ``bool`` dtype. Otherwise column names,
@@ -599,8 +637,9 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
         A fitted :class:`~sparsetab.pretraining.SparseTabNetPretrainer`: ``fit`` then starts
         from its encoder weights (the head is new) and uses its tabular encoding and
         categories. Its architecture parameters (n_d, n_a, n_steps, gamma, n_independent,
-        n_shared, entmax_mode, entmax_alpha, categorical_features, cat_emb_dim,
-        grouped_features) and X's columns must match, else ``fit`` raises a ValueError.
+        n_shared, entmax_mode, entmax_alpha, numerical_transform, categorical_features,
+        cat_emb_dim, grouped_features) and X's columns must match, else ``fit`` raises a
+        ValueError.
         ``clone`` (GridSearchCV, cross_val_score) turns an estimator parameter into an unfitted
         copy: pass ``sklearn.frozen.FrozenEstimator(pretrainer)`` there, which clone keeps.
 
@@ -704,6 +743,7 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
         weight_decay=DEFAULTS["weight_decay"],
         entmax_mode=DEFAULTS["entmax_mode"],
         entmax_alpha=DEFAULTS["entmax_alpha"],
+        numerical_transform=DEFAULTS["numerical_transform"],
         categorical_features=DEFAULTS["categorical_features"],
         cat_emb_dim=DEFAULTS["cat_emb_dim"],
         grouped_features=DEFAULTS["grouped_features"],

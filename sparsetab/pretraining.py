@@ -115,6 +115,24 @@ class SparseTabNetPretrainer(
     entmax_alpha : float, default=1.5
         Alpha in [1, 2] for ``entmax_mode="constant"``, initial alpha in (1, 2) for
         ``"adaptive"``; ignored otherwise.
+    numerical_transform : {"standard", "quantile"}, default="standard"
+        What numeric columns become before the network. Either way each column is first
+        clipped to the [min, max] it had at fit (missing values ignored), so that no row,
+        however far outside the training range, can push the network's inputs, and so its
+        outputs, to absurd values; the training rows are unchanged by the clipping.
+        ``"standard"``: ``(x - mean) / std`` with the training rows' statistics.
+        ``"quantile"``: scikit-learn's :class:`~sklearn.preprocessing.QuantileTransformer`
+        with ``output_distribution="normal"`` fitted on the training rows, as in Gorishniy et
+        al., "Revisiting Deep Learning Models for Tabular Data" (NeurIPS 2021) and "On
+        Embeddings for Numerical Features in Tabular Deep Learning" (NeurIPS 2022), with
+        ``n_quantiles = max(min(n_rows // 30, 1000), 10)`` (at most ``n_rows``) and a seeded
+        ``subsample`` of 1,000,000 rows (all rows below that). Its outputs lie in about
+        [-5.2, 5.2]: values at the training minimum (maximum) map to about -5.2 (+5.2), so a
+        0/1 column becomes -5.2/+5.2, and a value repeated by many rows maps to the middle of
+        its share of the quantiles (scikit-learn interpolates from both sides). Under both
+        rules a column constant at fit (or missing everywhere) encodes as 0, and missing values
+        stay missing (the network fills them with a learned value). Models saved before this parameter existed
+        load with ``"standard"`` and no clipping, and predict exactly as before until refit.
     categorical_features : "auto", None, array-like of str, int or bool, default="auto"
         Categorical columns, as in :class:`SparseTabNetClassifier`: ``"auto"`` takes the
         DataFrame columns of ``category``, ``object``, string or ``bool`` dtype.
@@ -237,6 +255,7 @@ class SparseTabNetPretrainer(
         weight_decay=DEFAULTS["weight_decay"],
         entmax_mode=DEFAULTS["entmax_mode"],
         entmax_alpha=DEFAULTS["entmax_alpha"],
+        numerical_transform=DEFAULTS["numerical_transform"],
         categorical_features=DEFAULTS["categorical_features"],
         cat_emb_dim=DEFAULTS["cat_emb_dim"],
         grouped_features=DEFAULTS["grouped_features"],
@@ -295,7 +314,9 @@ class SparseTabNetPretrainer(
                     f"Pretraining needs at least 2 rows for batch normalisation; got n_samples={frame.shape[0]}."
                 )
             seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
-            self._tabular_encoding = TabularEncoding(self.categorical_features)
+            self._tabular_encoding = TabularEncoding(
+                self.categorical_features, numerical_transform=self.numerical_transform, random_state=seed
+            )
             encoded = torch.from_numpy(self._tabular_encoding.fit_transform(frame)).to(device)
             names = feature_names(self)
             categories = self._tabular_encoding.categories_.items()

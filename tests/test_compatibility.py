@@ -75,3 +75,23 @@ def test_pretrainer_from_a_pickle_still_fine_tunes():
     y = (X["age"] > 40).to_numpy()
     model = SparseTabNetClassifier(**{**_maker.SMALL, "max_epochs": 1}, pretrained=pretrainer).fit(X, y)
     assert model.predict_proba(X).shape == (len(X), 2)
+
+
+@pytest.mark.parametrize(
+    "loader", [lambda: load_model(DATA / "regressor.sparsetab"), lambda: _load_pickle("regressor")]
+)
+def test_saved_models_do_not_clip_until_refit(loader):
+    # Models written before clipping existed standardise a row far outside the training range without
+    # clipping it, as they did; the same model refit clips it.
+    model = loader()
+    encoding = model._tabular_encoding
+    assert encoding.numerical_transform == "standard" and not encoding.clip_
+    assert model.numerical_transform == "standard"
+    far = X.iloc[:3].assign(age=X["age"].iloc[:3] * 1000)
+    within = far.assign(age=X["age"].max())
+    encoded = encoding.transform(far)
+    np.testing.assert_allclose(encoded[:, 0], (far["age"] - encoding.center_[0]) / encoding.scale_[0], rtol=1e-6)
+    assert not np.allclose(model.predict(far), model.predict(within))
+    refit = model.set_params(max_epochs=1).fit(X, model.predict(X))
+    assert refit._tabular_encoding.clip_
+    np.testing.assert_array_equal(refit.predict(far), refit.predict(within))

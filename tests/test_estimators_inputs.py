@@ -120,6 +120,8 @@ def test_non_finite_network_outputs_are_an_error_not_nan_predictions(fast_params
     model = SparseTabNetRegressor(max_epochs=2, **fast_params).fit(X, X[:, 0])
     huge = X[:5].copy()
     huge[2, 1] = 1e300  # finite, but overflows float32
+    assert np.isfinite(model.predict(huge)).all()  # clipped to the training range
+    model._tabular_encoding.clip_ = False  # as an encoding restored from before clipping
     with pytest.raises(ValueError, match=r"not finite \(NaN or infinity\) for 1 row\(s\) of a batch, first at row 2"):
         model.predict(huge)
     with torch.no_grad():

@@ -154,3 +154,26 @@ def test_model_with_only_categorical_columns_exports(tmp_path, fast_params, make
     assert numeric.shape == (160, 0) and metadata["inputs"]["numeric"]["columns"] == []
     prediction, _ = module(torch.from_numpy(numeric), torch.from_numpy(codes))
     np.testing.assert_allclose(prediction.numpy(), model.predict_proba(X), atol=1e-6)
+
+
+@pytest.mark.parametrize("export_format", ["exported_program", "torchscript"])
+def test_exported_program_clips_numeric_inputs_to_the_training_range(tmp_path, fast_params, export_format):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(100, 3))
+    X[::6, 1] = np.nan
+    model = SparseTabNetRegressor(max_epochs=2, **fast_params).fit(X, X[:, 0])
+    module, metadata = _load(model.export(tmp_path / "model.pt2", format=export_format), export_format)
+    assert metadata["inputs"]["numeric"]["clipped_to_training_range"] is True
+    far = X[:8] * np.array([1e4, -1e4, 1.0])
+    numeric, codes = model.transform_inputs(far)
+    np.testing.assert_array_equal(numeric, far)  # the program's inputs are raw: it clips them itself
+    prediction, _ = module(torch.from_numpy(numeric), torch.from_numpy(codes))
+    np.testing.assert_allclose(prediction.numpy()[:, 0], model.predict(far), rtol=1e-5, atol=1e-5)
+
+
+def test_quantile_models_are_not_exported(tmp_path, fast_params):
+    X = np.random.default_rng(0).normal(size=(60, 2))
+    model = SparseTabNetRegressor(numerical_transform="quantile", max_epochs=1, **fast_params).fit(X, X[:, 0])
+    with pytest.raises(ValueError, match=r"numerical_transform='standard' only; this model uses .*'quantile'"):
+        model.export(tmp_path / "model.pt2")
+    assert not list(tmp_path.iterdir())

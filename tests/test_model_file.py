@@ -192,3 +192,16 @@ def test_invalid_format_versions_are_refused(classifier, tmp_path, version):
     torch.save(dict(content, format_version=version), tmp_path / "edited.sparsetab")
     with pytest.raises(ValueError, match="invalid model-file format version"):
         load_model(tmp_path / "edited.sparsetab")
+
+
+@pytest.mark.parametrize("transform", ["standard", "quantile"])
+def test_round_trip_keeps_the_numerical_transform_and_the_clipping(transform, tmp_path, fast_params):
+    rng = np.random.default_rng(0)
+    X = rng.lognormal(size=(150, 3))
+    X[::5, 2] = np.nan
+    model = SparseTabNetRegressor(numerical_transform=transform, max_epochs=2, **fast_params).fit(X, X[:, 0])
+    loaded = load_model(model.save_model(tmp_path / "model.sparsetab"))
+    assert loaded.numerical_transform == transform and loaded._tabular_encoding.clip_
+    far = X[:10] * np.array([1.0, 1e3, -1e3])
+    np.testing.assert_array_equal(loaded.predict(far), model.predict(far))
+    np.testing.assert_array_equal(loaded.predict(far), model.predict(np.clip(far, np.nanmin(X, 0), np.nanmax(X, 0))))

@@ -54,7 +54,8 @@ def test_each_estimator_signature_is_the_table(kind):
 def test_name_groups():
     assert NETWORK_PARAMETERS == (
         "n_d", "n_a", "n_steps", "gamma", "n_independent", "n_shared", "virtual_batch_size", "momentum",
-        "entmax_mode", "entmax_alpha", "categorical_features", "cat_emb_dim", "grouped_features",
+        "entmax_mode", "entmax_alpha", "numerical_transform", "categorical_features", "cat_emb_dim",
+        "grouped_features",
     )  # fmt: skip
     # Batch normalisation does not change what the encoder's weights mean: a fine-tuned model may differ there.
     assert set(NETWORK_PARAMETERS) - set(PRETRAINED_PARAMETERS) == {"virtual_batch_size", "momentum"}
@@ -129,7 +130,9 @@ def test_auto_batch_size_gives_about_32_steps_per_epoch(n_samples, expected):
 
 def test_legacy_values_are_those_of_the_first_release():
     # A model saved before these parameters existed trained with exactly these settings.
-    assert LEGACY_VALUES == {"learning_rate_schedule": "exponential", "warmup_epochs": 0, "weight_decay": 0.0}
+    assert LEGACY_VALUES == {
+        "learning_rate_schedule": "exponential", "warmup_epochs": 0, "weight_decay": 0.0, "numerical_transform": "standard"
+    }
     saved = {"n_d": 4, "weight_decay": 0.5}
     completed = with_legacy_parameters(saved, ["n_d", "weight_decay", "warmup_epochs", "learning_rate_schedule"])
     assert completed == {"n_d": 4, "weight_decay": 0.5, "warmup_epochs": 0, "learning_rate_schedule": "exponential"}

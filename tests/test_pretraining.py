@@ -1,5 +1,6 @@
 """SparseTabNetPretrainer and fine-tuning with pretrained=."""
 
+import copy
 import pickle
 
 import numpy as np
@@ -178,11 +179,32 @@ def test_constant_and_rarely_missing_columns_keep_the_loss_on_its_scale():
 def test_transform_refuses_to_return_nan_embeddings(pretrainer):
     X, _ = _table(20, seed=7)
     X.loc[4, "b"] = 1e300  # finite, but overflows float32
+    # A fitted encoding clips it to the training range; one restored from before clipping does not.
+    assert np.isfinite(pretrainer.transform(X)).all()
+    unclipped = copy.deepcopy(pretrainer)
+    unclipped._tabular_encoding.clip_ = False
     with pytest.raises(ValueError, match=r"not finite .* first at row 4"):
-        pretrainer.transform(X)
+        unclipped.transform(X)
 
 
 def test_fine_tuning_on_categories_the_pretrainer_never_saw_warns(pretrainer):
     X, y = _table(200, seed=8)
     with pytest.warns(UserWarning, match=r"not seen by the pretrainer \('colour': 100%\)"):
         SparseTabNetClassifier(max_epochs=1, pretrained=pretrainer, **ARCH).fit(X.assign(colour="green"), y)
+
+
+def test_pretraining_with_quantile_fine_tunes_with_its_quantile_encoding(tmp_path):
+    X, y = _table(200, seed=9)
+    pretrainer = SparseTabNetPretrainer(numerical_transform="quantile", max_epochs=1, random_state=0, **ARCH).fit(X)
+    far = X.assign(a=X["a"] * 1e4)
+    assert np.isfinite(pretrainer.transform(far)).all()
+    with pytest.raises(ValueError, match=r"numerical_transform='standard' \(pretrained: 'quantile'\)"):
+        SparseTabNetClassifier(max_epochs=1, pretrained=pretrainer, **ARCH).fit(X, y)
+    model = SparseTabNetClassifier(numerical_transform="quantile", max_epochs=1, pretrained=pretrainer, **ARCH)
+    model.fit(X, y)
+    encoding = model._tabular_encoding
+    assert encoding.numerical_transform == "quantile" and encoding is not pretrainer._tabular_encoding
+    clipped = far.assign(a=far["a"].clip(X["a"].min(), X["a"].max()))
+    np.testing.assert_array_equal(model.predict_proba(far), model.predict_proba(clipped))
+    loaded = load_model(model.save_model(tmp_path / "model.sparsetab"))
+    np.testing.assert_array_equal(loaded.predict_proba(far), model.predict_proba(far))

@@ -1,11 +1,16 @@
 import decimal
+import pickle
 import warnings
 
+import hypothesis.extra.numpy as hnp
+import hypothesis.strategies as st
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from sklearn.preprocessing import QuantileTransformer
 
-from sparsetab._tabular import TabularEncoding, to_frame
+from sparsetab._tabular import TabularEncoding, quantile_count, to_frame
 
 
 def _frame():
@@ -205,3 +210,129 @@ def test_category_values_that_are_strings_numbers_or_missing_are_accepted(values
     codes = encoding.fit_transform(frame)[:, 0]
     assert (codes[frame["c"].isna().to_numpy()] == 0).all()
     np.testing.assert_array_equal(encoding.transform(frame)[:, 0], codes)
+
+
+# ----------------------------------------------------------------------------- clipping and numerical_transform
+def _column_frame(values):
+    return pd.DataFrame({"x": np.asarray(values, dtype=np.float64)})
+
+
+def test_standard_clips_to_the_training_range_then_standardises():
+    encoding = TabularEncoding(numerical_transform="standard")
+    encoding.fit_transform(_column_frame([1.0, 2.0, 3.0, 4.0]))
+    assert encoding.clip_ and encoding.data_min_.tolist() == [1.0] and encoding.data_max_.tolist() == [4.0]
+    out = encoding.transform(_column_frame([0.0, 10.0, 2.5, np.nan, 4000.0]))
+    std = np.sqrt(1.25)  # of 1, 2, 3, 4 around 2.5
+    np.testing.assert_allclose(out[:, 0], [(1 - 2.5) / std, (4 - 2.5) / std, 0.0, np.nan, (4 - 2.5) / std], rtol=1e-6)
+
+
+def test_quantile_equals_scikit_learns_quantile_transformer_on_the_clipped_column():
+    rng = np.random.default_rng(0)
+    train = rng.lognormal(size=(300, 2))
+    train[::9, 1] = np.nan
+    encoding = TabularEncoding(numerical_transform="quantile", random_state=0)
+    fitted = encoding.fit_transform(to_frame(train))
+    reference = QuantileTransformer(n_quantiles=quantile_count(300), output_distribution="normal").fit(train)
+    assert quantile_count(300) == 10  # max(min(300 // 30, 1000), 10)
+    np.testing.assert_allclose(fitted, reference.transform(train), rtol=1e-6, atol=1e-6)
+    new = rng.lognormal(size=(50, 2)) * rng.choice([1e-3, 1.0, 1e3], size=(50, 2))
+    clipped = np.clip(new, np.nanmin(train, axis=0), np.nanmax(train, axis=0))
+    np.testing.assert_allclose(encoding.transform(to_frame(new)), reference.transform(clipped), rtol=1e-6, atol=1e-6)
+    assert np.isnan(fitted[::9, 1]).all() and not np.isnan(fitted[1::9, 1]).any()  # missing stays missing
+
+
+@pytest.mark.parametrize(
+    "n_rows, expected", [(1, 1), (5, 5), (10, 10), (299, 10), (3000, 100), (30000, 1000), (10**7, 1000)]
+)
+def test_quantile_count_rule(n_rows, expected):
+    assert quantile_count(n_rows) == expected
+
+
+@pytest.mark.parametrize("transform", ["standard", "quantile"])
+def test_constant_all_missing_and_categorical_columns_keep_working(transform):
+    frame = pd.DataFrame(
+        {"constant": [5.0] * 6, "missing": [np.nan] * 6, "city": list("abcabc"), "x": [0.0, 1, 2, 3, 4, 5]}
+    )
+    encoding = TabularEncoding(numerical_transform=transform, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no all-NaN or n_quantiles warnings from numpy or scikit-learn
+        out = encoding.fit_transform(frame)
+        new = encoding.transform(frame.assign(constant=[5.0, 7.0, -1e9, 5, 5, 5], missing=[1.0, np.nan, 0, 0, 0, 0]))
+    np.testing.assert_array_equal(out[:, 0], 0.0)
+    assert np.isnan(out[:, 1]).all()
+    np.testing.assert_array_equal(out[:, 2], [1, 2, 3, 1, 2, 3])
+    np.testing.assert_array_equal(new[:, 0], 0.0)  # constant at fit: 0 whatever the value
+    np.testing.assert_array_equal(new[:, 1], [0.0, np.nan, 0, 0, 0, 0])  # never seen at fit: 0, missing stays NaN
+    np.testing.assert_array_equal(new[:, 3], out[:, 3])
+
+
+def test_unknown_numerical_transform_is_named():
+    with pytest.raises(ValueError, match=r"numerical_transform must be one of \('standard', 'quantile'\), got 'rank'"):
+        TabularEncoding(numerical_transform="rank").fit_transform(_column_frame([1.0, 2.0]))
+
+
+@pytest.mark.parametrize("transform", ["standard", "quantile"])
+def test_state_and_pickle_round_trips_transform_identically(transform):
+    rng = np.random.default_rng(1)
+    frame = _frame().assign(ratio=rng.normal(size=4))
+    encoding = TabularEncoding(numerical_transform=transform, random_state=3)
+    encoding.fit_transform(frame)
+    far = frame.assign(age=[-1e6, 35, 1e6, np.nan])
+    expected = encoding.transform(far)
+    for restored in (TabularEncoding.from_state(encoding.get_state()), pickle.loads(pickle.dumps(encoding))):
+        assert restored.numerical_transform == transform and restored.clip_
+        np.testing.assert_array_equal(restored.transform(far), expected)
+
+
+def test_states_and_pickles_from_before_clipping_standardise_without_clipping():
+    encoding = TabularEncoding()
+    encoding.fit_transform(_column_frame([1.0, 2.0, 3.0, 4.0]))
+    new_keys = ("numerical_transform", "random_state", "clip_", "data_min_", "data_max_", "quantiles_", "references_")
+    old_state = {name: value for name, value in encoding.get_state().items() if name not in new_keys}
+    old_dict = {
+        name: value
+        for name, value in vars(encoding).items()
+        if name not in new_keys + ("quantile_transformer_",)
+    }
+    unpickled = TabularEncoding.__new__(TabularEncoding)
+    unpickled.__setstate__(old_dict)  # what pickle.load does with an encoding pickled by the old code
+    far = _column_frame([4000.0])
+    for old in (TabularEncoding.from_state(old_state), unpickled):
+        assert old.numerical_transform == "standard" and not old.clip_
+        np.testing.assert_allclose(old.transform(far)[:, 0], [(4000 - 2.5) / np.sqrt(1.25)], rtol=1e-6)
+    np.testing.assert_allclose(encoding.transform(far)[:, 0], [1.5 / np.sqrt(1.25)], rtol=1e-6)
+
+
+def test_clipping_is_the_identity_on_the_training_rows():
+    # So a default fit is bit-identical to one before clipping existed: the training rows are within range.
+    rng = np.random.default_rng(2)
+    frame = to_frame(rng.standard_cauchy(size=(500, 3)) * [1.0, 1e5, 1e-5])
+    encoding = TabularEncoding()
+    fitted = encoding.fit_transform(frame)
+    encoding.clip_ = False
+    np.testing.assert_array_equal(encoding.transform(frame), fitted)
+
+
+@pytest.mark.parametrize("transform", ["standard", "quantile"])
+def test_transforms_do_not_modify_the_input(transform):
+    frame = to_frame(np.random.default_rng(3).normal(size=(40, 2)))
+    before = frame.copy()
+    encoding = TabularEncoding(numerical_transform=transform)
+    encoding.fit_transform(frame)
+    encoding.transform(frame * 1e4)
+    pd.testing.assert_frame_equal(frame, before)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    transform=st.sampled_from(["standard", "quantile"]),
+    train=hnp.arrays(np.float64, st.integers(2, 60), elements=st.floats(-1e6, 1e6)),
+    new=hnp.arrays(np.float64, st.integers(1, 20), elements=st.floats(-1e300, 1e300)),
+)
+def test_any_finite_input_encodes_finite_and_within_the_transform_of_the_training_range(transform, train, new):
+    encoding = TabularEncoding(numerical_transform=transform, random_state=0)
+    encoding.fit_transform(_column_frame(train))
+    bounds = encoding.transform(_column_frame([train.min(), train.max()]))[:, 0]
+    out = encoding.transform(_column_frame(new))[:, 0]
+    assert np.isfinite(out).all()
+    assert (out >= bounds[0]).all() and (out <= bounds[1]).all()

@@ -3,8 +3,8 @@
 The estimators feed the network one float matrix whose numeric columns are standardised and
 whose categorical columns hold category codes as floats. A served model should take what a
 client can build without scikit-learn or pandas, so :class:`ServingTabNet` takes the numeric
-columns as they are (float64) and the category codes as int64, and does the standardisation,
-the column interleaving and the output transform itself.
+columns as they are (float64) and the category codes as int64, and does the clipping to the
+training range, the standardisation, the column interleaving and the output transform itself.
 """
 
 import copy
@@ -45,13 +45,18 @@ class ServingTabNet(nn.Module):
         For ``"softmax"``: widths of consecutive blocks of the outputs, each normalised by its
         own softmax (one block per output column of a multiclass-multioutput classifier).
         None: one block over all outputs.
+    lower, upper : array-like of shape (n_numeric,), float64, default=None
+        The training range of the numeric columns: each is clipped to ``[lower, upper]``
+        before the standardisation (missing values stay NaN). None: no clipping (a model
+        saved before clipping existed).
 
     Raises
     ------
     ValueError
         If ``output_transform`` is unknown, the column positions do not cover the network's
-        input columns exactly once, ``"affine"`` is asked without the target statistics, or
-        ``softmax_blocks`` are not positive widths summing to the network's output size.
+        input columns exactly once, ``"affine"`` is asked without the target statistics,
+        ``softmax_blocks`` are not positive widths summing to the network's output size, or
+        only one of ``lower`` and ``upper`` is given.
     """
 
     def __init__(
@@ -65,6 +70,8 @@ class ServingTabNet(nn.Module):
         target_mean=None,
         target_scale=None,
         softmax_blocks=None,
+        lower=None,
+        upper=None,
     ):
         super().__init__()
         if output_transform not in OUTPUT_TRANSFORMS:
@@ -76,6 +83,8 @@ class ServingTabNet(nn.Module):
                 f"numeric_columns and categorical_columns must cover the {n_columns} input columns exactly once; "
                 f"got {list(numeric_columns)} and {list(categorical_columns)}."
             )
+        if (lower is None) != (upper is None):
+            raise ValueError("lower and upper (the training range of the numeric columns) must be given together.")
         if output_transform == "affine" and (target_mean is None or target_scale is None):
             raise ValueError("output_transform='affine' needs target_mean and target_scale.")
         output_dim = network.head.out_features
@@ -103,6 +112,9 @@ class ServingTabNet(nn.Module):
         has_numeric = len(numeric_columns) > 0
         self.register_buffer("center", torch.as_tensor(center, **float64).reshape(-1) if has_numeric else None)
         self.register_buffer("scale", torch.as_tensor(scale, **float64).reshape(-1) if has_numeric else None)
+        clipped = has_numeric and lower is not None
+        self.register_buffer("lower", torch.as_tensor(lower, **float64).reshape(-1) if clipped else None)
+        self.register_buffer("upper", torch.as_tensor(upper, **float64).reshape(-1) if clipped else None)
         if output_transform == "affine":
             self.register_buffer("target_mean", torch.as_tensor(target_mean, **float64).reshape(-1))
             self.register_buffer("target_scale", torch.as_tensor(target_scale, **float64).reshape(-1))
@@ -113,7 +125,7 @@ class ServingTabNet(nn.Module):
         Parameters
         ----------
         numeric : torch.Tensor of shape (batch, n_numeric), float64
-            The numeric columns, unscaled, in training column order.
+            The numeric columns, unscaled and unclipped, in training column order.
         codes : torch.Tensor of shape (batch, n_categorical), int64
             Category codes: 0 for missing or unseen, ``c + 1`` for the ``c``-th category seen
             at fit.
@@ -126,6 +138,8 @@ class ServingTabNet(nn.Module):
         step_masks : torch.Tensor of shape (batch, n_steps, n_columns), float32
             The feature mask of each decision step per input column (as ``explain``).
         """
+        if self.lower is not None:  # torch.clamp keeps NaN: missing values stay missing
+            numeric = torch.clamp(numeric, min=self.lower, max=self.upper)
         standardised = numeric if self.center is None else (numeric - self.center) / self.scale
         standardised = standardised.to(torch.float32)
         x = torch.cat([standardised, codes.to(torch.float32)], dim=1).index_select(1, self.position)

@@ -1,0 +1,83 @@
+"""numerical_transform and the clipping of numeric inputs to the training range, through the estimators."""
+
+import pickle
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.model_selection import GridSearchCV
+
+from sparsetab import SparseTabNetClassifier, SparseTabNetRegressor
+
+# Short fits stop at max_epochs on purpose.
+pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+TRANSFORMS = ["standard", "quantile"]
+
+
+def _regression_data(n_rows=200, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(0.5, 5.0, size=(n_rows, 3))
+    y = X[:, 0] + 0.5 * X[:, 1] ** 2 + rng.normal(scale=0.1, size=n_rows)
+    return X, y
+
+
+@pytest.mark.parametrize("transform", TRANSFORMS)
+def test_a_row_1000_times_outside_the_training_range_predicts_as_the_row_clipped_to_it(transform, fast_params):
+    X, y = _regression_data()
+    model = SparseTabNetRegressor(numerical_transform=transform, max_epochs=3, **fast_params).fit(X, y)
+    far = X[:4].copy()
+    far[0, 0] = 1000 * X[:, 0].max()
+    far[1, 1] = -1000 * X[:, 1].max()  # below the minimum
+    far[2, :] = 1000 * X.max(axis=0)
+    clipped = np.clip(far, X.min(axis=0), X.max(axis=0))
+    prediction = model.predict(far)
+    np.testing.assert_array_equal(prediction, model.predict(clipped))
+    # The prediction stays of the order of the training predictions, not hundreds of times larger.
+    train_predictions = model.predict(X)
+    spread = train_predictions.max() - train_predictions.min()
+    assert (prediction >= train_predictions.min() - spread).all()
+    assert (prediction <= train_predictions.max() + spread).all()
+
+
+def test_the_default_is_standard_and_the_fitted_encoding_records_its_rule(fast_params):
+    X, y = _regression_data()
+    model = SparseTabNetRegressor(max_epochs=1, **fast_params).fit(X, y)
+    assert model.numerical_transform == "standard"
+    assert model._tabular_encoding.numerical_transform == "standard" and model._tabular_encoding.clip_
+    quantile = SparseTabNetRegressor(numerical_transform="quantile", max_epochs=1, **fast_params).fit(X, y)
+    assert quantile._tabular_encoding.quantile_transformer_.n_quantiles_ == 10  # max(min(200 // 30, 1000), 10)
+
+
+def test_an_unknown_numerical_transform_is_a_clear_error(fast_params):
+    X, y = _regression_data(40)
+    with pytest.raises(ValueError, match=r"'numerical_transform' parameter .* among \{.*'quantile'.*\}. Got 'rank'"):
+        SparseTabNetRegressor(numerical_transform="rank", max_epochs=1, **fast_params).fit(X, y)
+
+
+@pytest.mark.parametrize("method", ["warm_start", "partial_fit"])
+def test_a_continued_fit_refuses_another_numerical_transform(method, fast_params):
+    X, y = _regression_data(80)
+    model = SparseTabNetRegressor(max_epochs=1, warm_start=method == "warm_start", **fast_params)
+    (model.fit if method == "warm_start" else model.partial_fit)(X, y)
+    model.set_params(numerical_transform="quantile")
+    with pytest.raises(ValueError, match=r"built with numerical_transform='standard'; it is now .*'quantile'"):
+        (model.fit if method == "warm_start" else model.partial_fit)(X, y)
+
+
+@pytest.mark.parametrize("transform", TRANSFORMS)
+def test_pickle_and_clone_keep_the_rule(transform, fast_params, make_classification_frame):
+    X, y = make_classification_frame()
+    model = SparseTabNetClassifier(numerical_transform=transform, max_epochs=2, **fast_params).fit(X, y)
+    far = X.assign(income=X["income"] * 1000)
+    restored = pickle.loads(pickle.dumps(model))
+    np.testing.assert_array_equal(restored.predict_proba(far), model.predict_proba(far))
+    assert clone(model).get_params()["numerical_transform"] == transform
+
+
+def test_grid_search_over_numerical_transform(one_step_params):
+    X, y = _regression_data(120)
+    search = GridSearchCV(
+        SparseTabNetRegressor(max_epochs=1, **one_step_params), {"numerical_transform": TRANSFORMS}, cv=2
+    ).fit(X, y)
+    assert [params["numerical_transform"] for params in search.cv_results_["params"]] == TRANSFORMS
+    assert np.isfinite(search.cv_results_["mean_test_score"]).all()
