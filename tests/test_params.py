@@ -131,7 +131,10 @@ def test_auto_batch_size_gives_about_32_steps_per_epoch(n_samples, expected):
 def test_legacy_values_are_those_of_the_first_release():
     # A model saved before these parameters existed trained with exactly these settings.
     assert LEGACY_VALUES == {
-        "learning_rate_schedule": "exponential", "warmup_epochs": 0, "weight_decay": 0.0, "numerical_transform": "standard"
+        "learning_rate_schedule": "exponential",
+        "warmup_epochs": 0,
+        "weight_decay": 0.0,
+        "numerical_transform": "standard",
     }
     saved = {"n_d": 4, "weight_decay": 0.5}
     completed = with_legacy_parameters(saved, ["n_d", "weight_decay", "warmup_epochs", "learning_rate_schedule"])
