@@ -19,6 +19,11 @@ norm momentum 0.3 (m_B = 0.7), learning rate 0.02; Syn1-Syn3 with 4 steps, gamma
 lambda_sparse 0.02; Syn4-Syn6 with 5 steps, gamma 1.5, lambda_sparse 0.005. Early stopping on
 the validation loss with a patience of 50 epochs, at most 500 epochs.
 
+``--training defaults`` (issue 17's goal) keeps only the paper's architecture settings (N_d, N_a,
+N_steps, gamma, lambda_sparse, batch and virtual batch size) and leaves every training setting at the
+estimator's default (momentum, learning rate and its schedule, max_epochs, patience); the model
+still early-stops on the 10,000 validation rows it is given.
+
 The relevant share moves with the training trajectory far more than the AUC does, so every data
 set and mode is trained with ``--seeds`` random states (default 3): AUCs are pooled over seeds
 and test sets, shares are given as the mean and range over seeds.
@@ -26,17 +31,18 @@ and test sets, shares are given as the mean and range over seeds.
 Not part of the test suite (about 25 minutes on two CPU cores with 3 seeds). Run::
 
     python benchmarks/syn.py [--datasets 1 2 3 4 5 6] [--modes sparsemax entmax15 constant adaptive]
-                             [--seeds 3] [--n-jobs 2] [--output benchmarks/results/syn.md]
+                             [--seeds 3] [--n-jobs 2] [--training paper|defaults]
+                             [--output benchmarks/results/syn.md]
 """
 
 import argparse
-import platform
 import time
 import warnings
 
 import numpy as np
 import sklearn
 import torch
+from _measure import cpu_model
 from joblib import Parallel, delayed
 from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.exceptions import ConvergenceWarning
@@ -50,6 +56,9 @@ PAPER_TABNET_AUC = {1: 0.682, 2: 0.892, 3: 0.897, 4: 0.776, 5: 0.789, 6: 0.878}
 MODES = ("sparsemax", "entmax15", "constant", "adaptive")
 N_TEST_SETS = 5
 N_ROWS = 10000
+
+
+ARCHITECTURE = ("n_d", "n_a", "n_steps", "gamma", "lambda_sparse", "batch_size", "virtual_batch_size")
 
 
 def paper_hyperparameters(k):
@@ -71,18 +80,15 @@ def relevant_share(importances, relevant):
     return (importances * relevant).sum(axis=1)
 
 
-def run_mode(k, mode, max_epochs, entmax_alpha, seed=0):
+def run_mode(k, mode, max_epochs, entmax_alpha, seed=0, training="paper"):
     """Fit one mode on Syn``k`` with ``random_state = k + 100 * seed``; return its row of results."""
     torch.set_num_threads(1)  # runs in a joblib worker process: one thread per job
     (X, y, _, _), (X_val, y_val, _, _), tests = draw(k)
-    model = SparseTabNetClassifier(
-        entmax_mode=mode,
-        entmax_alpha=entmax_alpha,
-        max_epochs=max_epochs,
-        n_iter_no_change=50,
-        random_state=k + 100 * seed,
-        **paper_hyperparameters(k),
-    )
+    if training == "paper":
+        settings = dict(max_epochs=max_epochs, n_iter_no_change=50, **paper_hyperparameters(k))
+    else:  # the architecture only; every training setting at the estimator's default
+        settings = {name: value for name, value in paper_hyperparameters(k).items() if name in ARCHITECTURE}
+    model = SparseTabNetClassifier(entmax_mode=mode, entmax_alpha=entmax_alpha, random_state=k + 100 * seed, **settings)
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -185,11 +191,17 @@ def main():
     parser.add_argument("--max-epochs", type=int, default=500)
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--seeds", type=int, default=3, help="training seeds per data set and mode")
+    parser.add_argument(
+        "--training",
+        choices=["paper", "defaults"],
+        default="paper",
+        help="paper: the paper's training settings, --max-epochs and patience 50; defaults: architecture only",
+    )
     parser.add_argument("--output", help="also write the table to this Markdown file")
     args = parser.parse_args()
     start = time.perf_counter()
     runs = Parallel(n_jobs=args.n_jobs)(
-        delayed(run_mode)(k, mode, args.max_epochs, args.entmax_alpha, seed)
+        delayed(run_mode)(k, mode, args.max_epochs, args.entmax_alpha, seed, args.training)
         for k in args.datasets
         for mode in args.modes
         for seed in range(args.seeds)
@@ -200,8 +212,10 @@ def main():
     peers = {k: (bayes, peer) for k, bayes, peer in (run_peers(k) for k in args.datasets)}
     header = (
         f"sparsetab {sparsetab.__version__}, torch {torch.__version__}, scikit-learn {sklearn.__version__}, "
-        f"{platform.machine()} {platform.processor() or ''} ({args.n_jobs} jobs, 1 torch thread each); "
-        f"entmax_alpha={args.entmax_alpha}, max_epochs={args.max_epochs}, {args.seeds} training seeds; wall time "
+        f"{cpu_model()} ({args.n_jobs} jobs, 1 torch thread each); "
+        f"entmax_alpha={args.entmax_alpha}, training settings: {args.training}"
+        + (f" (max_epochs={args.max_epochs})" if args.training == "paper" else " (estimator defaults)")
+        + f", {args.seeds} training seeds; wall time "
         f"{time.perf_counter() - start:.0f} s."
     )
     table = header + "\n\n" + format_table(results, peers, args.datasets, args.modes)
