@@ -52,6 +52,7 @@ def test_name_groups():
     assert NETWORK_PARAMETERS == (
         "n_d", "n_a", "n_steps", "gamma", "n_independent", "n_shared", "virtual_batch_size", "momentum",
         "entmax_mode", "entmax_alpha", "categorical_features", "cat_emb_dim", "grouped_features",
+        "numerical_embedding", "n_bins", "embedding_dim", "frequency_scale",
     )  # fmt: skip
     # Batch normalisation does not change what the encoder's weights mean: a fine-tuned model may differ there.
     assert set(NETWORK_PARAMETERS) - set(PRETRAINED_PARAMETERS) == {"virtual_batch_size", "momentum"}
