@@ -99,7 +99,7 @@ class PiecewiseLinearEncoding(nn.Module):
     ----------
     edges : torch.Tensor of shape (n_columns, max(bin_counts) + 1), float32
         Buffer of the edges of each column; a column with fewer bins is padded on the right with
-        edges 1 apart past its last one (the padded components are dropped). Zeros until
+        copies of its last edge (the padded components are dropped). Zeros until
         :meth:`set_edges` is called (a model file or a pretrained encoder loads them instead).
     output_dim : int
         ``sum(bin_counts)``.
@@ -126,9 +126,10 @@ class PiecewiseLinearEncoding(nn.Module):
         inf = torch.tensor(math.inf)
         self.register_buffer("lower", torch.where(component == 0, -inf, 0.0).expand(len(counts), width).clone(), False)
         self.register_buffer("upper", torch.where(component[None] == count - 1, inf, 1.0), False)
-        # Positions of the real components in the flattened (n_columns * width) padded encoding.
-        valid = (component[None] < count).flatten()
-        self.register_buffer("valid_index", torch.nonzero(valid).flatten(), False)
+        # The real components among the padded ones, and their positions in the flattened padded encoding.
+        valid = component[None] < count
+        self.register_buffer("valid", valid, False)
+        self.register_buffer("valid_index", torch.nonzero(valid.flatten()).flatten(), False)
 
     def set_edges(self, edges):
         """Store the fitted edges of each column.
@@ -148,13 +149,13 @@ class PiecewiseLinearEncoding(nn.Module):
             raise ValueError(f"edges must hold {len(self.bin_counts)} columns, got {len(edges)}.")
         padded = torch.empty_like(self.edges)
         for j, (column, count) in enumerate(zip(edges, self.bin_counts)):  # once, at the first fit
-            column = torch.as_tensor(column, dtype=padded.dtype).reshape(-1)
+            column = torch.as_tensor(column, dtype=padded.dtype, device=padded.device).reshape(-1)
             if column.numel() != count + 1 or not bool((column[1:] > column[:-1]).all()):
                 raise ValueError(
                     f"edges of column {j} must be {count + 1} strictly increasing values, got {column.tolist()}."
                 )
-            padding = column[-1] + torch.arange(1, padded.shape[1] - count, dtype=padded.dtype)
-            padded[j] = torch.cat([column, padding])
+            padded[j, : count + 1] = column
+            padded[j, count + 1 :] = column[-1]  # padded bins are empty; forward gives them width 1
         with torch.no_grad():
             self.edges.copy_(padded)
 
@@ -172,7 +173,8 @@ class PiecewiseLinearEncoding(nn.Module):
             The components of column 0, then those of column 1, and so on.
         """
         left = self.edges[:, :-1].to(x.dtype)
-        width = (self.edges[:, 1:] - self.edges[:, :-1]).to(x.dtype)
+        # Padded bins have width 0; width 1 keeps their (dropped) components and the gradients finite.
+        width = torch.where(self.valid, (self.edges[:, 1:] - self.edges[:, :-1]).to(x.dtype), 1.0)
         relative = (x[:, :, None] - left) / width
         encoded = torch.minimum(torch.maximum(relative, self.lower.to(x.dtype)), self.upper.to(x.dtype))
         return encoded.flatten(1).index_select(1, self.valid_index)

@@ -193,3 +193,14 @@ def test_periodic_embedding_errors():
         PeriodicEmbedding(2, 3, 0, 0.1)
     with pytest.raises(ValueError, match=r"frequency_scale must be > 0, got 0\.0\."):
         PeriodicEmbedding(2, 3, 4, 0.0)
+
+
+def test_padded_bins_of_a_column_with_large_values_keep_gradients_finite():
+    # Column 0 has 1 bin, so it is padded to the 3 bins of column 1 with empty bins at its last edge.
+    encoding = _encoding([1e10, 2e10], [0.0, 1.0, 2.0, 3.0])
+    x = torch.tensor([[1.5e10, 0.5]], requires_grad=True)
+    out = encoding(x)
+    assert torch.isfinite(out).all()
+    out.sum().backward()
+    assert torch.isfinite(x.grad).all()
+    torch.testing.assert_close(x.grad, torch.tensor([[1e-10, 1.0]]))
