@@ -94,6 +94,7 @@ def test_clone_keeps_every_non_default_parameter(make_classification_frame):
         virtual_batch_size=16, momentum=0.1, batch_size=32, max_epochs=2, learning_rate=0.01,
         learning_rate_decay=0.9, max_grad_norm=None, entmax_mode="adaptive", entmax_alpha=1.2,
         categorical_features=["city"], cat_emb_dim={"city": 2}, grouped_features=[["age", "income"]],
+        numerical_embedding="piecewise_linear", n_bins=4, embedding_dim=3, frequency_scale=0.5,
         early_stopping=True, validation_fraction=0.2, n_iter_no_change=3, tol=1e-3, scoring="accuracy",
         class_weight="balanced", random_state=7, verbose=0, warm_start=True, n_jobs=1, device="cpu",
     )  # fmt: skip
