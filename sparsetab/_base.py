@@ -19,6 +19,7 @@ from ._inference import INFERENCE_BATCH_ROWS, InferenceMixin, forward_in_batches
 from ._params import (
     NETWORK_PARAMETERS,
     LegacyParametersMixin,
+    fit_bin_edges,
     network_config,
     resolve_batch_sizes,
     resolve_early_stopping,
@@ -258,7 +259,7 @@ class BaseSparseTabNet(InferenceMixin, LegacyParametersMixin, TorchStatePickleMi
             kind.fit_scale(targets)
             for name, value in kind.attributes().items():
                 setattr(self, name, value)
-            self._build_network(frame, kind, pretrainer, seed)
+            self._build_network(frame, X_train, kind, pretrainer, seed)
             generator = torch.Generator().manual_seed(seed)
         else:
             X_train = self._encode_frame(frame)
@@ -334,21 +335,33 @@ class BaseSparseTabNet(InferenceMixin, LegacyParametersMixin, TorchStatePickleMi
         }
         return X_train
 
-    def _build_network(self, frame, kind, pretrainer, seed):
-        """Build ``network_`` from the parameters and the fitted tabular encoding (a pretrainer's encoder)."""
+    def _build_network(self, frame, X_train, kind, pretrainer, seed):
+        """Build ``network_`` from the parameters and the fitted tabular encoding (a pretrainer's encoder).
+
+        The bin edges of a piecewise linear encoding are fitted here, on the training rows, once:
+        a continued fit keeps them. A fine-tuned model takes the pretrainer's (with its weights).
+        """
         widths = embedding_dims(self.cat_emb_dim, frame.columns, self._tabular_encoding.is_categorical_)
         self._attention_groups = attention_groups(self.grouped_features, frame.columns)
+        if pretrainer is None:
+            edges = fit_bin_edges(self, X_train, self._tabular_encoding)
+            bin_counts = None if edges is None else [0 if column is None else len(column) - 1 for column in edges]
+        else:
+            edges, bin_counts = None, pretrainer._network_config.get("bin_counts")
         self._network_config = network_config(
             self,
             self._tabular_encoding,
             widths,
             self._attention_groups,
             kind.output_dim,
+            bin_counts,
             virtual_batch_size=self.virtual_batch_size_,
         )
         with torch.random.fork_rng(devices=[]):  # seed the weights without touching the global RNG
             torch.manual_seed(seed)
             self.network_ = TabNet(**self._network_config)
+        if edges is not None and self.network_.embedding.numerical_embedding is not None:
+            self.network_.embedding.set_bin_edges(edges)
         if pretrainer is not None:
             encoder_state = pretrainer.network_.encoder.state_dict()
             self.network_.load_state_dict(

@@ -12,7 +12,7 @@ Roles:
 - ``architecture``: shapes the TabNet encoder's weights (a pretrained encoder must match them);
 - ``batch normalisation``: ghost batch normalisation, part of the network but not of its weights;
 - ``tabular encoding``: how columns become network inputs (numeric transform, categorical columns,
-  embedding widths, attention groups), also fixed once the network is built;
+  embedding widths, attention groups, numerical embeddings), also fixed once the network is built;
 - ``training``: the fit loop; ``runtime``: where and how torch runs.
 """
 
@@ -25,7 +25,7 @@ from sklearn.model_selection import train_test_split
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from ._training import LEARNING_RATE_SCHEDULES, TrainingConfig
-from .network import ENTMAX_MODES
+from .network import ENTMAX_MODES, NUMERICAL_EMBEDDINGS, quantile_bin_edges
 
 __all__ = [
     "AUTO_BATCH_MAX",
@@ -40,6 +40,7 @@ __all__ = [
     "PARAMETERS",
     "PRETRAINED_PARAMETERS",
     "Parameter",
+    "fit_bin_edges",
     "network_config",
     "parameter_constraints",
     "resolve_batch_sizes",
@@ -95,7 +96,8 @@ class Parameter:
         Among ``"classifier"``, ``"regressor"``, ``"pretrainer"``.
     network_type : type or None
         For the parameters the network is built from, the plain type its value is stored as
-        in the network configuration (a model file keeps it as JSON).
+        in the network configuration (a model file keeps it as JSON); a value of None is
+        stored as None.
     legacy : object
         For a parameter added after the first release, the value that reproduces what models
         saved before it existed did (a pickle or model file without it loads with this value
@@ -170,6 +172,24 @@ PARAMETERS = (
     Parameter("categorical_features", "auto", [StrOptions({"auto"}), "array-like", None], "tabular encoding"),
     Parameter("cat_emb_dim", 1, [Interval(numbers.Integral, 1, None, closed="left"), dict], "tabular encoding"),
     Parameter("grouped_features", None, [list, None], "tabular encoding"),
+    Parameter(
+        "numerical_embedding",
+        None,
+        [StrOptions(set(NUMERICAL_EMBEDDINGS)), None],
+        "tabular encoding",
+        network_type=str,
+        legacy=None,
+    ),
+    Parameter("n_bins", 32, _at_least(numbers.Integral, 2), "tabular encoding", network_type=int, legacy=32),
+    Parameter("embedding_dim", 8, _at_least(numbers.Integral, 1), "tabular encoding", network_type=int, legacy=8),
+    Parameter(
+        "frequency_scale",
+        0.1,
+        [Interval(numbers.Real, 0, None, closed="neither")],
+        "tabular encoding",
+        network_type=float,
+        legacy=0.1,
+    ),
     Parameter("early_stopping", "auto", [StrOptions({"auto"}), "boolean"], "training"),
     Parameter("validation_fraction", 0.1, [Interval(numbers.Real, 0, 1, closed="neither")], "training"),
     Parameter("n_iter_no_change", 10, _at_least(numbers.Integral, 1), "training"),
@@ -251,7 +271,38 @@ def same_value(before, now):
         return False
 
 
-def network_config(estimator, tabular_encoding, widths, groups, output_dim, *, virtual_batch_size):
+def fit_bin_edges(estimator, X_train, tabular_encoding):
+    """The quantile bin edges of each column for ``numerical_embedding="piecewise_linear"``.
+
+    Parameters
+    ----------
+    estimator : sklearn.base.BaseEstimator
+        Supplies ``numerical_embedding`` and ``n_bins``.
+    X_train : torch.Tensor of shape (n_rows, n_features), float32
+        The encoded training rows (standardised numeric columns, NaN where missing).
+    tabular_encoding : TabularEncoding
+        The fitted tabular encoding (which columns are categorical).
+
+    Returns
+    -------
+    list of (torch.Tensor or None) or None
+        None unless ``numerical_embedding="piecewise_linear"``; else, per input column, the
+        edges of :func:`~sparsetab.network.quantile_bin_edges` or None (a categorical column,
+        or a numeric column with at most ``n_bins`` distinct training values).
+    """
+    if estimator.numerical_embedding != "piecewise_linear":
+        return None
+    numeric = np.flatnonzero(~tabular_encoding.is_categorical_)
+    edges = [None] * X_train.shape[1]
+    if numeric.size:
+        columns = X_train[:, torch.from_numpy(numeric).to(X_train.device)]
+        numeric_edges = quantile_bin_edges(columns, int(estimator.n_bins))
+        for j, column_edges in zip(numeric.tolist(), numeric_edges):
+            edges[j] = column_edges
+    return edges
+
+
+def network_config(estimator, tabular_encoding, widths, groups, output_dim, bin_counts=None, *, virtual_batch_size):
     """The keyword arguments of :class:`~sparsetab.network.TabNet` for a fitted tabular encoding.
 
     Parameters
@@ -266,6 +317,9 @@ def network_config(estimator, tabular_encoding, widths, groups, output_dim, *, v
         The attention groups.
     output_dim : int
         Width of the head.
+    bin_counts : list of int or None, default=None
+        For ``numerical_embedding="piecewise_linear"``: the number of bins of each column (0
+        for a column kept scalar), from the edges of :func:`fit_bin_edges`.
     virtual_batch_size : int
         The resolved virtual batch size (see :func:`resolve_batch_sizes`), which replaces the
         parameter (that may be ``"auto"``).
@@ -283,9 +337,10 @@ def network_config(estimator, tabular_encoding, widths, groups, output_dim, *, v
     for parameter in PARAMETERS:
         if parameter.network_type is not None:
             value = virtual_batch_size if parameter.name == "virtual_batch_size" else getattr(estimator, parameter.name)
-            config[parameter.name] = parameter.network_type(value)
+            config[parameter.name] = None if value is None else parameter.network_type(value)
     config["attention_groups"] = groups
     config["missing_indicators"] = np.flatnonzero(tabular_encoding.has_missing_).tolist()
+    config["bin_counts"] = None if bin_counts is None else [int(count) for count in bin_counts]
     return config
 
 

@@ -141,6 +141,32 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
         ``grouped_features`` in pytorch-tabnet 4). A column belongs to one group at most;
         ungrouped columns are attended to alone. In :meth:`explain` the columns of a group
         share its mask value equally.
+    numerical_embedding : {"piecewise_linear", "periodic"} or None, default=None
+        How numeric columns enter the network (Gorishniy, Rubachev and Babenko, "On
+        Embeddings for Numerical Features in Tabular Deep Learning", NeurIPS 2022). None:
+        each standardised value as it is. ``"piecewise_linear"``: the piecewise linear
+        encoding PLE of section 3.2 over up to ``n_bins`` quantile bins of the column's
+        training values (bin edges fitted at the first fit, on the training rows); component
+        ``t`` is 0 below bin ``t``, 1 above it and linear inside it. Columns with at most
+        ``n_bins`` distinct training values keep their scalar input (encoding small integer
+        columns lost accuracy). ``"periodic"``: the PLR embedding of section 3.3, ``ReLU``
+        of a per-column linear map of ``concat(sin(2 pi c x), cos(2 pi c x))`` with
+        ``n_bins`` trainable frequencies ``c`` per column, giving ``embedding_dim`` values.
+        All dimensions of a column's embedding (and its missing indicator) form the column's
+        attention group, so :meth:`explain` still gives one value per input column; a missing
+        value is filled with the column's learned fill value, then embedded.
+    n_bins : int, default=32
+        ``"piecewise_linear"``: the most bins per column (>= 2; fewer when quantiles
+        coincide). ``"periodic"``: the number of frequencies ``k`` per column. Ignored
+        without ``numerical_embedding``.
+    embedding_dim : int, default=8
+        ``"periodic"`` only: the width of each numeric column's embedding (>= 1); the
+        embedded input grows by ``embedding_dim - 1`` per numeric column.
+    frequency_scale : float, default=0.1
+        ``"periodic"`` only: ``sigma`` > 0 of the frequencies' initialisation ``N(0,
+        sigma^2)`` (section 3.3). The paper tunes it per dataset (between 0.01 and 100); the
+        inputs here are standardised, and 0.1 starts the embedding slowly varying over the
+        range of the data.
     early_stopping : "auto" or bool, default="auto"
         Stop when the validation score has not improved by ``tol`` for ``n_iter_no_change``
         epochs and restore the best epoch's weights. ``"auto"``: on when there are more than
@@ -194,8 +220,9 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
         from its encoder weights (the head is new) and uses its tabular encoding and
         categories. Its architecture parameters (n_d, n_a, n_steps, gamma, n_independent,
         n_shared, entmax_mode, entmax_alpha, numerical_transform, categorical_features,
-        cat_emb_dim, grouped_features) and X's columns must match, else ``fit`` raises a
-        ValueError.
+        cat_emb_dim, grouped_features, numerical_embedding, n_bins, embedding_dim,
+        frequency_scale) and X's columns must match, else ``fit`` raises a ValueError. A
+        fine-tuned model keeps the pretrainer's bin edges.
         ``clone`` (GridSearchCV, cross_val_score) turns an estimator parameter into an unfitted
         copy: pass ``sklearn.frozen.FrozenEstimator(pretrainer)`` there, which clone keeps.
 
@@ -306,6 +333,10 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
         categorical_features=DEFAULTS["categorical_features"],
         cat_emb_dim=DEFAULTS["cat_emb_dim"],
         grouped_features=DEFAULTS["grouped_features"],
+        numerical_embedding=DEFAULTS["numerical_embedding"],
+        n_bins=DEFAULTS["n_bins"],
+        embedding_dim=DEFAULTS["embedding_dim"],
+        frequency_scale=DEFAULTS["frequency_scale"],
         early_stopping=DEFAULTS["early_stopping"],
         validation_fraction=DEFAULTS["validation_fraction"],
         n_iter_no_change=DEFAULTS["n_iter_no_change"],
@@ -592,6 +623,32 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
         ``grouped_features`` in pytorch-tabnet 4). A column belongs to one group at most;
         ungrouped columns are attended to alone. In :meth:`explain` the columns of a group
         share its mask value equally.
+    numerical_embedding : {"piecewise_linear", "periodic"} or None, default=None
+        How numeric columns enter the network (Gorishniy, Rubachev and Babenko, "On
+        Embeddings for Numerical Features in Tabular Deep Learning", NeurIPS 2022). None:
+        each standardised value as it is. ``"piecewise_linear"``: the piecewise linear
+        encoding PLE of section 3.2 over up to ``n_bins`` quantile bins of the column's
+        training values (bin edges fitted at the first fit, on the training rows); component
+        ``t`` is 0 below bin ``t``, 1 above it and linear inside it. Columns with at most
+        ``n_bins`` distinct training values keep their scalar input (encoding small integer
+        columns lost accuracy). ``"periodic"``: the PLR embedding of section 3.3, ``ReLU``
+        of a per-column linear map of ``concat(sin(2 pi c x), cos(2 pi c x))`` with
+        ``n_bins`` trainable frequencies ``c`` per column, giving ``embedding_dim`` values.
+        All dimensions of a column's embedding (and its missing indicator) form the column's
+        attention group, so :meth:`explain` still gives one value per input column; a missing
+        value is filled with the column's learned fill value, then embedded.
+    n_bins : int, default=32
+        ``"piecewise_linear"``: the most bins per column (>= 2; fewer when quantiles
+        coincide). ``"periodic"``: the number of frequencies ``k`` per column. Ignored
+        without ``numerical_embedding``.
+    embedding_dim : int, default=8
+        ``"periodic"`` only: the width of each numeric column's embedding (>= 1); the
+        embedded input grows by ``embedding_dim - 1`` per numeric column.
+    frequency_scale : float, default=0.1
+        ``"periodic"`` only: ``sigma`` > 0 of the frequencies' initialisation ``N(0,
+        sigma^2)`` (section 3.3). The paper tunes it per dataset (between 0.01 and 100); the
+        inputs here are standardised, and 0.1 starts the embedding slowly varying over the
+        range of the data.
     early_stopping : "auto" or bool, default="auto"
         Stop when the validation score has not improved by ``tol`` for ``n_iter_no_change``
         epochs and restore the best epoch's weights. ``"auto"``: on when there are more than
@@ -638,8 +695,9 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
         from its encoder weights (the head is new) and uses its tabular encoding and
         categories. Its architecture parameters (n_d, n_a, n_steps, gamma, n_independent,
         n_shared, entmax_mode, entmax_alpha, numerical_transform, categorical_features,
-        cat_emb_dim, grouped_features) and X's columns must match, else ``fit`` raises a
-        ValueError.
+        cat_emb_dim, grouped_features, numerical_embedding, n_bins, embedding_dim,
+        frequency_scale) and X's columns must match, else ``fit`` raises a ValueError. A
+        fine-tuned model keeps the pretrainer's bin edges.
         ``clone`` (GridSearchCV, cross_val_score) turns an estimator parameter into an unfitted
         copy: pass ``sklearn.frozen.FrozenEstimator(pretrainer)`` there, which clone keeps.
 
@@ -747,6 +805,10 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
         categorical_features=DEFAULTS["categorical_features"],
         cat_emb_dim=DEFAULTS["cat_emb_dim"],
         grouped_features=DEFAULTS["grouped_features"],
+        numerical_embedding=DEFAULTS["numerical_embedding"],
+        n_bins=DEFAULTS["n_bins"],
+        embedding_dim=DEFAULTS["embedding_dim"],
+        frequency_scale=DEFAULTS["frequency_scale"],
         early_stopping=DEFAULTS["early_stopping"],
         validation_fraction=DEFAULTS["validation_fraction"],
         n_iter_no_change=DEFAULTS["n_iter_no_change"],

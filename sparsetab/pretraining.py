@@ -12,6 +12,7 @@ from ._params import (
     DEFAULTS,
     PRETRAINED_PARAMETERS,
     LegacyParametersMixin,
+    fit_bin_edges,
     network_config,
     parameter_constraints,
     resolve_batch_sizes,
@@ -141,6 +142,19 @@ class SparseTabNetPretrainer(
         names or indices to widths, other categorical columns getting 1.
     grouped_features : list of list of str or int, default=None
         Groups of columns that share one attention weight, and that are hidden together.
+    numerical_embedding : {"piecewise_linear", "periodic"} or None, default=None
+        How numeric columns enter the encoder, as in :class:`SparseTabNetClassifier`
+        (Gorishniy, Rubachev and Babenko, NeurIPS 2022: PLE over quantile bins, section 3.2,
+        or PLR periodic embeddings, section 3.3); the bin edges are fitted on the training
+        rows and a fine-tuned model keeps them. The decoder reconstructs the hidden columns'
+        values, not their embedding dimensions.
+    n_bins : int, default=32
+        ``"piecewise_linear"``: the most quantile bins per column (columns with at most
+        ``n_bins`` distinct values stay scalar); ``"periodic"``: frequencies per column.
+    embedding_dim : int, default=8
+        ``"periodic"`` only: the width of each numeric column's embedding.
+    frequency_scale : float, default=0.1
+        ``"periodic"`` only: ``sigma`` of the frequencies' initialisation ``N(0, sigma^2)``.
     early_stopping : "auto" or bool, default="auto"
         Hold out ``validation_fraction`` of the rows and stop when their reconstruction loss
         (with masks drawn from a fixed seed, so it is comparable between epochs) has not
@@ -259,6 +273,10 @@ class SparseTabNetPretrainer(
         categorical_features=DEFAULTS["categorical_features"],
         cat_emb_dim=DEFAULTS["cat_emb_dim"],
         grouped_features=DEFAULTS["grouped_features"],
+        numerical_embedding=DEFAULTS["numerical_embedding"],
+        n_bins=DEFAULTS["n_bins"],
+        embedding_dim=DEFAULTS["embedding_dim"],
+        frequency_scale=DEFAULTS["frequency_scale"],
         early_stopping=DEFAULTS["early_stopping"],
         validation_fraction=DEFAULTS["validation_fraction"],
         n_iter_no_change=DEFAULTS["n_iter_no_change"],
@@ -321,8 +339,6 @@ class SparseTabNetPretrainer(
             names = feature_names(self)
             categories = self._tabular_encoding.categories_.items()
             self.categories_ = {str(names[j]): np.asarray(values, dtype=object) for j, values in categories}
-            widths = embedding_dims(self.cat_emb_dim, frame.columns, self._tabular_encoding.is_categorical_)
-            groups = attention_groups(self.grouped_features, frame.columns)
             validation = None
             if resolve_early_stopping(self.early_stopping, frame.shape[0], has_validation_data=False):
                 train_rows, validation_rows = split_validation(frame.shape[0], self.validation_fraction, seed)
@@ -334,12 +350,23 @@ class SparseTabNetPretrainer(
                         f"validation_fraction={self.validation_fraction} of {frame.shape[0]} rows leaves "
                         f"{encoded.shape[0]}. Use more rows, a smaller validation_fraction or early_stopping=False."
                     )
+            widths = embedding_dims(self.cat_emb_dim, frame.columns, self._tabular_encoding.is_categorical_)
+            groups = attention_groups(self.grouped_features, frame.columns)
             n_train = encoded.shape[0]
             self.batch_size_, self.virtual_batch_size_ = resolve_batch_sizes(
                 self.batch_size, self.virtual_batch_size, n_train
             )
+            # The bin edges of a piecewise linear encoding are quantiles of the training rows only.
+            edges = fit_bin_edges(self, encoded, self._tabular_encoding)
+            bin_counts = None if edges is None else [0 if column is None else len(column) - 1 for column in edges]
             self._network_config = network_config(
-                self, self._tabular_encoding, widths, groups, output_dim=1, virtual_batch_size=self.virtual_batch_size_
+                self,
+                self._tabular_encoding,
+                widths,
+                groups,
+                output_dim=1,
+                bin_counts=bin_counts,
+                virtual_batch_size=self.virtual_batch_size_,
             )
             with torch.random.fork_rng(devices=[]):  # seed the weights without touching the global RNG
                 torch.manual_seed(seed)
@@ -351,6 +378,8 @@ class SparseTabNetPretrainer(
                     virtual_batch_size=self.virtual_batch_size_,
                     momentum=self.momentum,
                 )
+            if edges is not None and network.encoder.embedding.numerical_embedding is not None:
+                network.encoder.embedding.set_bin_edges(edges)
             network.to(device)
             network.training_generator = torch.Generator().manual_seed(seed + 1)
             history = train_network(

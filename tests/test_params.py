@@ -55,7 +55,7 @@ def test_name_groups():
     assert NETWORK_PARAMETERS == (
         "n_d", "n_a", "n_steps", "gamma", "n_independent", "n_shared", "virtual_batch_size", "momentum",
         "entmax_mode", "entmax_alpha", "numerical_transform", "categorical_features", "cat_emb_dim",
-        "grouped_features",
+        "grouped_features", "numerical_embedding", "n_bins", "embedding_dim", "frequency_scale",
     )  # fmt: skip
     # Batch normalisation does not change what the encoder's weights mean: a fine-tuned model may differ there.
     assert set(NETWORK_PARAMETERS) - set(PRETRAINED_PARAMETERS) == {"virtual_batch_size", "momentum"}
@@ -135,6 +135,10 @@ def test_legacy_values_are_those_of_the_first_release():
         "warmup_epochs": 0,
         "weight_decay": 0.0,
         "numerical_transform": "standard",
+        "numerical_embedding": None,
+        "n_bins": 32,
+        "embedding_dim": 8,
+        "frequency_scale": 0.1,
     }
     saved = {"n_d": 4, "weight_decay": 0.5}
     completed = with_legacy_parameters(saved, ["n_d", "weight_decay", "warmup_epochs", "learning_rate_schedule"])

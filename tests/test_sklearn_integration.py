@@ -96,6 +96,7 @@ def test_clone_keeps_every_non_default_parameter(make_classification_frame):
         weight_decay=1e-4, entmax_mode="adaptive", entmax_alpha=1.2,
         numerical_transform="quantile",
         categorical_features=["city"], cat_emb_dim={"city": 2}, grouped_features=[["age", "income"]],
+        numerical_embedding="piecewise_linear", n_bins=4, embedding_dim=3, frequency_scale=0.5,
         early_stopping=True, validation_fraction=0.2, n_iter_no_change=3, tol=1e-3, scoring="accuracy",
         class_weight="balanced", random_state=7, verbose=0, warm_start=True, n_jobs=1, device="cpu",
     )  # fmt: skip

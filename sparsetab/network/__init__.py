@@ -12,17 +12,22 @@ inner modules are not run.
 from .attentive import ENTMAX_MODES, AttentiveTransformer
 from .blocks import FeatureTransformer, GhostBatchNorm, GLULayer
 from .embeddings import InputEmbedding
+from .numerical import NUMERICAL_EMBEDDINGS, PeriodicEmbedding, PiecewiseLinearEncoding, quantile_bin_edges
 from .pretraining import PretrainingNetwork, reconstruction_loss
 from .tabnet import TabNet
 
 __all__ = [
     "ENTMAX_MODES",
+    "NUMERICAL_EMBEDDINGS",
     "AttentiveTransformer",
     "FeatureTransformer",
     "GhostBatchNorm",
     "GLULayer",
     "InputEmbedding",
+    "PeriodicEmbedding",
+    "PiecewiseLinearEncoding",
     "PretrainingNetwork",
     "TabNet",
+    "quantile_bin_edges",
     "reconstruction_loss",
 ]

@@ -67,6 +67,11 @@ class PretrainingNetwork(nn.Module):
     embedding space: the target is its embedding vector (without gradient, so the embeddings
     cannot shrink to make the task trivial), and the loss weighs each embedding dimension by its
     variance like a numeric column. Missing numeric values are reconstructed as their fill value.
+    With a numerical embedding the encoder sees the embedded numeric columns, but the decoder
+    reconstructs each numeric column's (standardised) value, not its embedding dimensions
+    (:meth:`~sparsetab.network.embeddings.InputEmbedding.plain`): the paper's task is to
+    predict the hidden feature values, and an embedding's dimensions can be predicted from
+    one another without knowing the value.
 
     Parameters
     ----------
@@ -109,7 +114,7 @@ class PretrainingNetwork(nn.Module):
             raise TypeError(f"encoder must be a sparsetab.network.TabNet, got {type(encoder).__name__}.")
         self.encoder = encoder
         self.pretraining_ratio = float(pretraining_ratio)
-        n_d, width = encoder.n_d, encoder.embedding.output_dim
+        n_d, width = encoder.n_d, encoder.embedding.plain_output_dim
         self.decoder_shared_fcs = nn.ModuleList(nn.Linear(n_d, 2 * n_d, bias=False) for _ in range(n_shared_decoder))
         self.decoder_transformers = nn.ModuleList(
             FeatureTransformer(n_d, n_d, self.decoder_shared_fcs, n_independent_decoder, virtual_batch_size, momentum)
@@ -184,8 +189,8 @@ class PretrainingNetwork(nn.Module):
             fc(transformer(step))
             for step, transformer, fc in zip(step_decisions, self.decoder_transformers, self.decoder_fcs)
         )
-        group_matrix = self.encoder.embedding.group_matrix
-        target = self.encoder.embedding(x)
-        numeric = self.encoder.embedding.numeric_index
-        n_numeric = 0 if numeric is None else numeric.numel()
-        return reconstruction_loss(reconstruction, target, obfuscation @ group_matrix, n_numeric), masks, sparsity_loss
+        embedding = self.encoder.embedding
+        target = embedding.plain(x)
+        n_numeric = 0 if embedding.numeric_index is None else embedding.numeric_index.numel()
+        hidden = obfuscation @ embedding.plain_group_matrix
+        return reconstruction_loss(reconstruction, target, hidden, n_numeric), masks, sparsity_loss

@@ -15,8 +15,8 @@ class TabNet(nn.Module):
 
     The forward pass follows Arik and Pfister (2021), section 3 and Fig. 4:
 
-    1. categorical columns are embedded and the embedded input ``f`` goes through a plain
-       batch norm;
+    1. categorical columns (and, with ``numerical_embedding``, numeric columns) are embedded and
+       the embedded input ``f`` goes through a plain batch norm;
     2. an initial feature transformer splits ``f`` into ``[d_0, a_0]``;
     3. at decision step ``i = 1..n_steps`` the attentive transformer computes the mask
        ``M[i] = entmax(P[i-1] * h_i(a[i-1]))`` over input columns, the feature transformer of
@@ -60,11 +60,27 @@ class TabNet(nn.Module):
     missing_indicators : list of int or None, default=None
         Numeric columns that get a missing indicator; see
         :class:`~sparsetab.network.embeddings.InputEmbedding`.
+    numerical_embedding : {"piecewise_linear", "periodic"} or None, default=None
+        How numeric columns are embedded; see
+        :class:`~sparsetab.network.embeddings.InputEmbedding`.
+    n_bins : int, default=32
+        See :class:`~sparsetab.network.embeddings.InputEmbedding` (the number of frequencies of
+        ``"periodic"``; the bins of ``"piecewise_linear"`` are given by ``bin_counts``).
+    embedding_dim : int, default=8
+        Width of each numeric column's ``"periodic"`` embedding.
+    frequency_scale : float, default=0.1
+        ``sigma`` of the ``"periodic"`` frequencies' initialisation ``N(0, sigma^2)``.
+    bin_counts : list of int or None, default=None
+        Bins of each column for ``"piecewise_linear"``; see
+        :class:`~sparsetab.network.embeddings.InputEmbedding`.
 
     References
     ----------
     Arik, S. O. and Pfister, T. (2021). TabNet: Attentive Interpretable Tabular Learning.
     AAAI 35(8), 6679-6687.
+
+    Gorishniy, Y., Rubachev, I. and Babenko, A. (2022). On Embeddings for Numerical Features in
+    Tabular Deep Learning. NeurIPS 35 (the numerical embeddings).
     """
 
     def __init__(
@@ -85,13 +101,28 @@ class TabNet(nn.Module):
         epsilon=1e-15,
         attention_groups=None,
         missing_indicators=None,
+        numerical_embedding=None,
+        n_bins=32,
+        embedding_dim=8,
+        frequency_scale=0.1,
+        bin_counts=None,
     ):
         super().__init__()
         self.n_d = n_d
         self.n_steps = n_steps
         self.gamma = gamma
         self.epsilon = epsilon
-        self.embedding = InputEmbedding(cardinalities, embedding_dims, attention_groups, missing_indicators)
+        self.embedding = InputEmbedding(
+            cardinalities,
+            embedding_dims,
+            attention_groups,
+            missing_indicators,
+            numerical_embedding=numerical_embedding,
+            bin_counts=bin_counts,
+            n_bins=n_bins,
+            embedding_dim=embedding_dim,
+            frequency_scale=frequency_scale,
+        )
         width = self.embedding.output_dim
         n_groups = self.embedding.n_groups
         self.input_bn = GhostBatchNorm(width, virtual_batch_size=None, momentum=momentum)

@@ -243,3 +243,116 @@ def test_numeric_part_is_the_value_or_the_fill_and_indicators_mark_missing(layou
         torch.testing.assert_close(out[:, offset : offset + widths[j]], table.weight[x[:, j].long()], rtol=0, atol=0)
         offset += widths[j]
     assert offset == embedding.output_dim
+
+
+# ----- numerical embeddings ----------------------------------------------------------------------
+def _piecewise_linear_embedding(**kwargs):
+    # columns: 0 numeric with 3 bins (indicator), 1 categorical width 2, 2 numeric kept scalar, 3 numeric with 2 bins
+    embedding = InputEmbedding(
+        [None, 4, None, None],
+        [1, 2, 1, 1],
+        missing_indicators=[0],
+        numerical_embedding="piecewise_linear",
+        bin_counts=[3, 0, 0, 2],
+        **kwargs,
+    )
+    embedding.set_bin_edges([torch.tensor([0.0, 1.0, 2.0, 4.0]), None, None, torch.tensor([-1.0, 0.0, 1.0])])
+    return embedding
+
+
+def test_piecewise_linear_layout_owners_and_values():
+    embedding = _piecewise_linear_embedding()
+    # layout: scalar column 2; bins of column 0 (3) and of column 3 (2); indicator of 0; embedding of 1 (2 dims)
+    assert embedding.output_dim == 1 + 3 + 2 + 1 + 2 == 9
+    expected_groups = torch.zeros(4, 9)
+    expected_groups[0, [1, 2, 3, 6]] = 1  # column 0: its bins and its missing indicator
+    expected_groups[1, [7, 8]] = 1
+    expected_groups[2, 0] = 1
+    expected_groups[3, [4, 5]] = 1
+    torch.testing.assert_close(embedding.group_matrix, expected_groups)
+    torch.testing.assert_close(embedding.explanation_matrix, torch.eye(4))
+    _set_embedding_rows(embedding)
+    with torch.no_grad():
+        embedding.fill_values.copy_(torch.tensor([1.5, -7.0, 0.5]))
+    x = torch.tensor([[3.0, 2.0, 0.25, -2.0], [NAN, 0.0, NAN, 0.5]])
+    expected = torch.tensor(
+        [
+            [0.25, 1.0, 1.0, 0.5, -1.0, 0.0, 0.0, 2.0, 2.5],
+            # missing values are filled first (1.5 and -7.0), then encoded; the indicator stays
+            [-7.0, 1.0, 0.5, 0.0, 1.0, 0.5, 1.0, 0.0, 0.5],
+        ]
+    )
+    torch.testing.assert_close(embedding(x), expected, rtol=0, atol=1e-7)
+    # plain(): each numeric column as its filled value, the layout without numerical embeddings
+    assert embedding.plain_output_dim == 3 + 1 + 2
+    torch.testing.assert_close(
+        embedding.plain(x), torch.tensor([[3.0, 0.25, -2.0, 0.0, 2.0, 2.5], [1.5, -7.0, 0.5, 1.0, 0.0, 0.5]])
+    )
+    plain_reference = InputEmbedding([None, 4, None, None], [1, 2, 1, 1], missing_indicators=[0])
+    torch.testing.assert_close(embedding.plain_group_matrix, plain_reference.group_matrix)
+
+
+def test_fill_value_learns_through_the_encoding():
+    embedding = _piecewise_linear_embedding()
+    with torch.no_grad():
+        embedding.fill_values.copy_(torch.tensor([1.5, 0.0, 0.5]))
+    out = embedding(torch.tensor([[NAN, 1.0, 0.0, 0.0]]))
+    out[:, 1:4].sum().backward()  # the bins of column 0: d/dfill of (1, 0.5, 0) is (0, 1, 0)
+    torch.testing.assert_close(embedding.fill_values.grad, torch.tensor([1.0, 0.0, 0.0]))
+
+
+def test_grouped_columns_keep_all_their_embedding_dimensions_in_the_group():
+    embedding = _piecewise_linear_embedding(attention_groups=[[0, 3], [1, 2]])
+    assert embedding.group_matrix.tolist() == [
+        [0.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.0, 0.0],
+        [1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 1.0],
+    ]
+    assert embedding.explanation_matrix.sum(dim=1).tolist() == [1.0, 1.0]
+
+
+def test_periodic_layout_embeds_every_numeric_column():
+    torch.manual_seed(0)
+    embedding = InputEmbedding(
+        [None, 3, None], [1, 2, 1], missing_indicators=[2], numerical_embedding="periodic", n_bins=4, embedding_dim=3
+    )
+    assert embedding.numerical.frequencies.shape == (2, 4)
+    assert embedding.output_dim == 2 * 3 + 1 + 2
+    assert embedding.group_matrix.tolist() == [
+        [1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+        [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, 1.0],
+        [0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0, 0.0, 0.0],
+    ]
+    x = torch.tensor([[0.5, 1.0, NAN], [-1.0, 2.0, 2.0]])
+    out = embedding(x)
+    filled = torch.tensor([[0.5, 0.0], [-1.0, 2.0]])  # the fill value starts at 0
+    torch.testing.assert_close(out[:, :6], embedding.numerical(filled))
+    torch.testing.assert_close(out[:, 6], torch.tensor([1.0, 0.0]))
+
+
+def test_without_encoded_columns_the_embedding_is_the_plain_one():
+    # Every numeric column has few values (bin count 0): nothing is encoded, no extra state.
+    embedding = InputEmbedding([None, None], [1, 1], numerical_embedding="piecewise_linear", bin_counts=[0, 0])
+    assert embedding.numerical_embedding is None and embedding.output_dim == 2
+    assert dict(embedding.named_buffers()).keys() == {"numeric_index", "group_matrix", "explanation_matrix"}
+    # Default: no new parameter or buffer, the state dict of models saved before numerical embeddings.
+    plain = InputEmbedding([None, 3], [1, 2], missing_indicators=[0])
+    assert set(plain.state_dict()) == {
+        "numeric_index", "fill_values", "indicator_index", "embeddings.0.weight", "group_matrix", "explanation_matrix"
+    }  # fmt: skip
+
+
+def test_numerical_embedding_errors_name_the_argument_and_accepted_values():
+    with pytest.raises(ValueError) as excinfo:
+        InputEmbedding([None], [1], numerical_embedding="splines")
+    assert str(excinfo.value) == (
+        "numerical_embedding must be one of ('piecewise_linear', 'periodic') or None, got 'splines'."
+    )
+    with pytest.raises(ValueError, match=r"needs bin_counts: one int >= 0 per column \(2 of them\), 0 for the categ"):
+        InputEmbedding([None, 3], [1, 1], numerical_embedding="piecewise_linear", bin_counts=[2, 2])
+    with pytest.raises(ValueError, match=r"needs bin_counts"):
+        InputEmbedding([None, 3], [1, 1], numerical_embedding="piecewise_linear")
+    embedding = _piecewise_linear_embedding()
+    with pytest.raises(ValueError, match=r"edges must give one tensor for each encoded column \(\[0, 3\]\)"):
+        embedding.set_bin_edges([torch.tensor([0.0, 1.0, 2.0, 4.0]), None, None, None])
+    with pytest.raises(ValueError, match=r"set_bin_edges needs numerical_embedding='piecewise_linear'"):
+        InputEmbedding([None], [1]).set_bin_edges([None])

@@ -112,3 +112,26 @@ def test_invalid_settings_are_refused():
         PretrainingNetwork(encoder, pretraining_ratio=1.0)
     with pytest.raises(TypeError, match="encoder must be a sparsetab.network.TabNet"):
         PretrainingNetwork(torch.nn.Linear(2, 2))
+
+
+def test_with_a_numerical_embedding_the_decoder_reconstructs_the_column_values():
+    torch.manual_seed(0)
+    encoder = TabNet(
+        [None, 3, None], [1, 2, 1], output_dim=1, virtual_batch_size=8,
+        numerical_embedding="piecewise_linear", bin_counts=[4, 0, 0],
+    )  # fmt: skip
+    encoder.embedding.set_bin_edges([torch.linspace(-2, 2, 5), None, None])
+    network = PretrainingNetwork(encoder, virtual_batch_size=8)
+    assert encoder.embedding.output_dim == 4 + 1 + 2
+    assert network.decoder_fcs[0].out_features == encoder.embedding.plain_output_dim == 1 + 1 + 2
+    x = torch.randn(16, 3)
+    x[:, 1] = torch.randint(0, 3, (16,)).float()
+    hidden = torch.zeros(16, 3)
+    hidden[:, 0] = 1.0  # column 0 hidden in every row: the loss is about its value only
+    losses, _, _ = network.train()(x, hidden)
+    step_decisions, _, _ = encoder.decision_steps(x, hidden)
+    reconstruction = sum(
+        fc(transformer(step))
+        for step, transformer, fc in zip(step_decisions, network.decoder_transformers, network.decoder_fcs)
+    )
+    torch.testing.assert_close(losses, (reconstruction[:, 0] - x[:, 0]).square())

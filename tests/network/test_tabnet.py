@@ -235,3 +235,22 @@ def test_forward_hooks_on_the_transformers_run():
         name for step in range(n_steps) for name in (f"attentive{step}", f"step{step}")
     ]
     assert seen[1][1] == masks.shape[1:]
+
+
+@pytest.mark.parametrize("numerical_embedding", ["piecewise_linear", "periodic"])
+def test_numerical_embeddings_keep_one_mask_value_per_input_column(numerical_embedding):
+    bins = {"bin_counts": [4, 0, 3, 0, 0]} if numerical_embedding == "piecewise_linear" else {}
+    network = _network(numerical_embedding=numerical_embedding, embedding_dim=2, n_bins=5, **bins)
+    if numerical_embedding == "piecewise_linear":
+        network.embedding.set_bin_edges(
+            [torch.linspace(-2, 2, 5), None, torch.linspace(-1, 1, 4), None, None]
+        )
+    x = _inputs(32)
+    x[::5, 0] = float("nan")
+    output, masks, sparsity = network(x)
+    assert output.shape == (32, 4) and torch.isfinite(output).all() and torch.isfinite(sparsity)
+    assert masks.shape == (3, 32, 5)  # one value per input column, however wide its embedding
+    explained = masks @ network.embedding.explanation_matrix
+    torch.testing.assert_close(explained.sum(dim=2), torch.ones(3, 32))
+    output.sum().backward()
+    assert all(parameter.grad is not None for parameter in network.embedding.numerical.parameters())
