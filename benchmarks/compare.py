@@ -45,7 +45,8 @@ JSON file ``benchmarks/results/cache/<data set>/<model>-<config>-seed<k>-<hash8>
 committed to git, so a later session resumes where an earlier one stopped). The key holds everything that
 determines the result: data set, model, configuration name, seed, protocol, the quick flag, the estimator's class
 and constructor parameters as constructed (``get_params(deep=False)``: when sparsetab's defaults change, the
-"defaults" cells are re-measured), the fit parameters and the versions of the libraries involved. A rerun reads
+"defaults" cells are re-measured; sparsetab parameters at their legacy value, which train as before the parameter
+existed, are left out, so adding a parameter keeps the cached cells valid), the fit parameters and the versions of the libraries involved. A rerun reads
 the cached cells instead of fitting (a fully cached run takes seconds); ``--refresh`` re-measures them. Each
 file is written atomically when its cell ends, so a killed run keeps every finished cell: to resume, run the same
 command again. Failed cells are not cached. ``--quick`` cells go to ``benchmarks/results/cache-quick/`` (not in
@@ -104,6 +105,7 @@ from threadpoolctl import threadpool_limits
 
 import sparsetab
 from sparsetab import SparseTabNetClassifier, SparseTabNetRegressor
+from sparsetab._params import LEGACY_VALUES, same_value
 from sparsetab.datasets import load_adult
 
 try:
@@ -411,7 +413,8 @@ def build(cell, task, data=None):
         Extra keyword arguments of ``fit`` that are part of the protocol.
     key_params : dict
         The estimator's class and ``get_params(deep=False)`` (without ``n_jobs``; pytorch-tabnet without the
-        data-derived ``cat_idxs`` / ``cat_dims``), plus ``fit_params``.
+        data-derived ``cat_idxs`` / ``cat_dims``; sparsetab without the parameters at their legacy value), plus
+        ``fit_params``.
     """
     classification = task == "classification"
     model, config, seed = cell["model"], cell["config"], cell["seed"]
@@ -456,6 +459,14 @@ def build(cell, task, data=None):
     params = estimator.get_params(deep=False)
     for name in ("n_jobs", "cat_idxs", "cat_dims"):
         params.pop(name, None)
+    if model == "sparsetab":
+        # A parameter at its legacy value trains as before it existed: leaving it out of the key keeps the
+        # cached cells of a configuration valid when a later sparsetab adds parameters.
+        params = {
+            name: value
+            for name, value in params.items()
+            if not (name in LEGACY_VALUES and same_value(value, LEGACY_VALUES[name]))
+        }
     kind = type(estimator)
     key_params = dict(estimator=f"{kind.__module__}.{kind.__qualname__}", params=params, fit_params=fit_params)
     return estimator, fit_params, json_safe(key_params)
