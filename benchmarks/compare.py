@@ -46,7 +46,8 @@ committed to git, so a later session resumes where an earlier one stopped). The 
 determines the result: data set, model, configuration name, seed, protocol, the quick flag, the estimator's class
 and constructor parameters as constructed (``get_params(deep=False)``: when sparsetab's defaults change, the
 "defaults" cells are re-measured; sparsetab parameters at their legacy value, which train as before the parameter
-existed, are left out, so adding a parameter keeps the cached cells valid), the fit parameters and the versions of the libraries involved. A rerun reads
+existed, are left out, so adding a parameter keeps the cached cells valid), the fit parameters and the versions
+of the libraries involved. A rerun reads
 the cached cells instead of fitting (a fully cached run takes seconds); ``--refresh`` re-measures them. Each
 file is written atomically when its cell ends, so a killed run keeps every finished cell: to resume, run the same
 command again. Failed cells are not cached. ``--quick`` cells go to ``benchmarks/results/cache-quick/`` (not in
