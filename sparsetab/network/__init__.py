@@ -12,6 +12,7 @@ inner modules are not run.
 from .attentive import ENTMAX_MODES, AttentiveTransformer
 from .blocks import FeatureTransformer, GhostBatchNorm, GLULayer
 from .embeddings import InputEmbedding
+from .ensemble import TabNetEnsemble, ensemble_members
 from .pretraining import PretrainingNetwork, reconstruction_loss
 from .tabnet import TabNet
 
@@ -24,5 +25,7 @@ __all__ = [
     "InputEmbedding",
     "PretrainingNetwork",
     "TabNet",
+    "TabNetEnsemble",
+    "ensemble_members",
     "reconstruction_loss",
 ]
