@@ -139,8 +139,9 @@ class BaseSparseTabNet(EnsembleMixin, InferenceMixin, LegacyParametersMixin, Tor
 
         The first call (on an unfitted model) builds the network and learns the columns, the
         categories and the target scaling from its data; later calls continue the same
-        network, optimizer state and shuffling stream, so ``n`` calls on the same data equal
-        ``fit`` with ``max_epochs=n`` without early stopping. There is no early stopping, no
+        network, optimizer state and shuffling stream (of every member, one epoch each, for
+        ``n_ensemble > 1``), so ``n`` calls on the same data equal ``fit`` with
+        ``max_epochs=n`` without early stopping. There is no early stopping, no
         convergence test and no validation score in ``partial_fit``.
 
         Parameters
