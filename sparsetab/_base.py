@@ -15,6 +15,7 @@ from sklearn.utils import _safe_indexing, check_random_state
 from sklearn.utils.validation import _check_sample_weight, _num_samples, check_consistent_length
 
 from ._columns import attention_groups, embedding_dims
+from ._ensemble import EnsembleMixin
 from ._inference import INFERENCE_BATCH_ROWS, InferenceMixin, forward_in_batches
 from ._params import (
     NETWORK_PARAMETERS,
@@ -55,7 +56,7 @@ def _drop_zero_weight_rows(frame, y, sample_weight):
     return frame.iloc[keep], _safe_indexing(y, keep), weights[keep]
 
 
-class BaseSparseTabNet(InferenceMixin, LegacyParametersMixin, TorchStatePickleMixin, BaseEstimator):
+class BaseSparseTabNet(EnsembleMixin, InferenceMixin, LegacyParametersMixin, TorchStatePickleMixin, BaseEstimator):
     """Shared implementation of :class:`SparseTabNetClassifier` and :class:`SparseTabNetRegressor`.
 
     Subclasses define ``__init__`` (the parameters of :mod:`sparsetab._params`), their
@@ -139,8 +140,9 @@ class BaseSparseTabNet(InferenceMixin, LegacyParametersMixin, TorchStatePickleMi
 
         The first call (on an unfitted model) builds the network and learns the columns, the
         categories and the target scaling from its data; later calls continue the same
-        network, optimizer state and shuffling stream, so ``n`` calls on the same data equal
-        ``fit`` with ``max_epochs=n`` without early stopping. There is no early stopping, no
+        network, optimizer state and shuffling stream (of every member, one epoch each, for
+        ``n_ensemble > 1``), so ``n`` calls on the same data equal ``fit`` with
+        ``max_epochs=n`` without early stopping. There is no early stopping, no
         convergence test and no validation score in ``partial_fit``.
 
         Parameters
@@ -252,6 +254,7 @@ class BaseSparseTabNet(InferenceMixin, LegacyParametersMixin, TorchStatePickleMi
 
         batch_size, virtual_batch_size = resolve_batch_sizes(self.batch_size, self.virtual_batch_size, frame.shape[0])
         device = self._device
+        pretrainer = None
         if first_pass:
             self.virtual_batch_size_ = virtual_batch_size  # a continued fit keeps the network's
             pretrainer = self._fitted_pretrainer()
@@ -260,22 +263,11 @@ class BaseSparseTabNet(InferenceMixin, LegacyParametersMixin, TorchStatePickleMi
             for name, value in kind.attributes().items():
                 setattr(self, name, value)
             self._build_network(frame, X_train, kind, pretrainer, seed)
-            generator = torch.Generator().manual_seed(seed)
         else:
             X_train = self._encode_frame(frame)
-            generator = torch.Generator()
-            generator.set_state(self._shuffle_state)
         y_train = kind.tensor(targets, device)
         w_train = torch.as_tensor(weights, dtype=torch.float32, device=device)
         self.network_.to(device)
-
-        score_function = None
-        if frame_val is not None:
-            # A scorer gets weights only when the user gave some, so a plain scorer(est, X, y) works.
-            weights_given = sample_weight is not None or sample_weight_val is not None or class_weights is not None
-            score_function = self._make_score_function(
-                kind, frame_val, targets_val, y_val_raw, weights_val, weights_given
-            )
         self.batch_size_ = batch_size
         config = training_config(
             self,
@@ -284,9 +276,22 @@ class BaseSparseTabNet(InferenceMixin, LegacyParametersMixin, TorchStatePickleMi
             incremental=incremental,
             epoch_offset=0 if first_pass else self.n_iter_,
         )
-        # The state is complete from here on, and a scorer given as `scoring` calls predict.
-        self._fitted = True
-        try:
+
+        def train_member(member_seed):
+            # Trains network_ from the estimator's training state: the one network, or the ensemble's
+            # member in turn (see _ensemble), each with its own shuffling stream and score function.
+            if first_pass:
+                generator = torch.Generator().manual_seed(member_seed)
+            else:
+                generator = torch.Generator()
+                generator.set_state(self._shuffle_state)
+            score_function = None
+            if frame_val is not None:
+                # A scorer gets weights only when the user gave some, so a plain scorer(est, X, y) works.
+                weights_given = sample_weight is not None or sample_weight_val is not None or class_weights is not None
+                score_function = self._make_score_function(
+                    kind, frame_val, targets_val, y_val_raw, weights_val, weights_given
+                )
             # As scikit-learn's MLP: partial_fit continues the optimizer (Adam's moments, the decayed
             # learning rate); fit, warm started or not, starts a fresh one at learning_rate.
             history = train_network(
@@ -300,12 +305,23 @@ class BaseSparseTabNet(InferenceMixin, LegacyParametersMixin, TorchStatePickleMi
                 score_function,
                 optimizer_state=self._optimizer_state if incremental else None,
             )
+            self._record_history(history, early_stopping, first_pass)
+            self._optimizer_state = history.optimizer_state
+            self._shuffle_state = generator.get_state()
+            return history
+
+        # The state is complete from here on, and a scorer given as `scoring` calls predict.
+        self._fitted = True
+        try:
+            self._train_members(
+                train_member,
+                seed,
+                first_pass,
+                lambda member_seed: self._build_network(frame, X_train, kind, pretrainer, member_seed),
+            )
         except BaseException:
             self._fitted = False
             raise
-        self._record_history(history, early_stopping, first_pass)
-        self._optimizer_state = history.optimizer_state
-        self._shuffle_state = generator.get_state()
         self.feature_importances_ = self._training_importances(X_train, random_state)
 
     def _fit_tabular_encoding(self, frame, pretrainer, seed):

@@ -10,6 +10,7 @@ import torch
 
 from ._files import atomic_write
 from ._version import __version__
+from .network import ensemble_members
 from .network.serving import ServingTabNet
 
 __all__ = ["EXPORT_FORMATS", "METADATA_FILE", "export_network"]
@@ -26,7 +27,7 @@ def _json_value(value):
     return str(value)
 
 
-def _metadata(estimator_name, tabular_encoding, names, numeric_columns, categorical_columns, output):
+def _metadata(estimator_name, tabular_encoding, names, numeric_columns, categorical_columns, output, n_members):
     categories = {
         str(names[j]): [_json_value(category) for category in tabular_encoding.categories_[j]]
         for j in categorical_columns
@@ -38,6 +39,12 @@ def _metadata(estimator_name, tabular_encoding, names, numeric_columns, categori
     }
     if output.get("softmax_blocks") is not None:
         outputs["softmax_blocks"] = [int(width) for width in output["softmax_blocks"]]
+    # Written for ensembles only: the metadata of a single network stays what it was before ensembles.
+    if n_members > 1:
+        outputs["ensemble"] = (
+            f"{n_members} independently trained members: prediction is the mean of their predictions "
+            "(probabilities or values) and step_masks the mean of their step masks"
+        )
     return {
         "producer": "sparsetab",
         "sparsetab_version": __version__,
@@ -66,8 +73,9 @@ def export_network(network, tabular_encoding, names, output, estimator_name, pat
 
     Parameters
     ----------
-    network : sparsetab.network.TabNet
-        A trained network.
+    network : sparsetab.network.TabNet or sparsetab.network.TabNetEnsemble
+        A trained network; the program of an ensemble returns the mean of its members'
+        predictions and step masks.
     tabular_encoding : TabularEncoding
         The fitted tabular encoding of its inputs (column types, categories, clipping,
         standardisation).
@@ -127,7 +135,15 @@ def export_network(network, tabular_encoding, names, output, estimator_name, pat
         torch.zeros(2, len(categorical_columns), dtype=torch.int64),
     )
     metadata = json.dumps(
-        _metadata(estimator_name, tabular_encoding, names, numeric_columns, categorical_columns, output)
+        _metadata(
+            estimator_name,
+            tabular_encoding,
+            names,
+            numeric_columns,
+            categorical_columns,
+            output,
+            len(ensemble_members(network)),
+        )
     )
     path = os.fspath(path)
     # torch.export.save insists on the .pt2 suffix; the rename gives the file its final name.

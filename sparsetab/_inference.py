@@ -13,6 +13,7 @@ from ._export import EXPORT_FORMATS, export_network
 from ._model_file import save_estimator
 from ._runtime import torch_threads
 from ._tabular import feature_names
+from .network import ensemble_members
 
 __all__ = ["INFERENCE_BATCH_ROWS", "InferenceMixin", "check_finite", "encoded_batches", "forward_in_batches"]
 
@@ -125,55 +126,95 @@ class InferenceMixin:
         return encoded_batches(self._tabular_encoding, frame, self._device)
 
     def _raw_output(self, X):
-        """Network outputs for ``X``, shape (n_samples, output_dim), float32 numpy.
+        """Network outputs for ``X``, shape (n_samples, output_dim), numpy.
+
+        float32 for one network; for an ensemble, float64, the members' outputs combined by the
+        target kind's ``combine_members`` (read by ``predict`` and ``predict_proba`` as one
+        network's outputs).
 
         Raises
         ------
         ValueError
-            If the network's decision output, masks or head output are not finite for some row:
+            If a member's decision output, masks or head output are not finite for some row:
             a model never returns NaN predictions silently.
         """
         check_is_fitted(self)
         frame = self._validate_X(X, reset=False)
-        out = np.empty((frame.shape[0], self._network_config["output_dim"]), dtype=np.float32)
-        network = self.network_
+        members = ensemble_members(self.network_)
+        out = np.empty((len(members), frame.shape[0], self._network_config["output_dim"]), dtype=np.float32)
 
         def decide(batch):
-            decision, masks, _, _ = network.encode(batch)
-            return decision, masks, network.head(decision)
+            # Every member on each encoded batch: the rows are encoded once, whatever the number of members.
+            results = []
+            for member in members:
+                decision, masks, _, _ = member.encode(batch)
+                results.append((decision, masks, member.head(decision)))
+            return results
 
         with torch_threads(self.n_jobs):
-            for offset, (decision, masks, output) in forward_in_batches(network, self._encoded_batches(frame), decide):
-                check_finite(offset, (decision, 0), (masks, 1), (output, 0))
-                out[offset : offset + output.shape[0]] = output.cpu().numpy()
-        return out
+            for offset, results in forward_in_batches(self.network_, self._encoded_batches(frame), decide):
+                for index, (decision, masks, output) in enumerate(results):
+                    check_finite(offset, (decision, 0), (masks, 1), (output, 0))
+                    out[index, offset : offset + output.shape[0]] = output.cpu().numpy()
+        if len(members) == 1:
+            return out[0]
+        return self._target_kind().combine_members(out)
 
     def _explain_batches(self, batches, n_samples):
+        """Step masks, importances and step importances of every member, shape (n_members, n_samples, ...)."""
+        members = ensemble_members(self.network_)
         n_features = self.n_features_in_
-        step_masks = np.empty((n_samples, self.n_steps, n_features), dtype=np.float32)
-        step_importance = np.empty((n_samples, self.n_steps), dtype=np.float32)
-        importances = np.empty((n_samples, n_features), dtype=np.float32)
-        explanation_matrix = self.network_.embedding.explanation_matrix
-        for start, (decision, masks, eta, _) in forward_in_batches(self.network_, batches, self.network_.encode):
-            check_finite(start, (decision, 0), (masks, 1))
-            stop = start + eta.shape[0]
-            batch_masks = (masks @ explanation_matrix).permute(1, 0, 2)
-            step_masks[start:stop] = batch_masks.cpu().numpy()
-            step_importance[start:stop] = eta.cpu().numpy()
-            # Paper, section 4: M_agg = sum_i eta[i] M[i] / sum_j sum_i eta[i] M[i]; each M[i] row
-            # sums to 1, so the denominator is sum_i eta[i]; a row whose eta are all 0 gets zeros.
-            weighted = torch.einsum("ns,nsf->nf", eta, batch_masks)
-            total = eta.sum(dim=1, keepdim=True)
-            importances[start:stop] = torch.where(total > 0, weighted / total.clamp_min(1e-30), 0.0).cpu().numpy()
+        step_masks = np.empty((len(members), n_samples, self.n_steps, n_features), dtype=np.float32)
+        step_importance = np.empty((len(members), n_samples, self.n_steps), dtype=np.float32)
+        importances = np.empty((len(members), n_samples, n_features), dtype=np.float32)
+
+        def encode(batch):
+            return [member.encode(batch) for member in members]
+
+        for start, results in forward_in_batches(self.network_, batches, encode):
+            for index, (member, (decision, masks, eta, _)) in enumerate(zip(members, results)):
+                check_finite(start, (decision, 0), (masks, 1))
+                stop = start + eta.shape[0]
+                batch_masks = (masks @ member.embedding.explanation_matrix).permute(1, 0, 2)
+                step_masks[index, start:stop] = batch_masks.cpu().numpy()
+                step_importance[index, start:stop] = eta.cpu().numpy()
+                # Paper, section 4: M_agg = sum_i eta[i] M[i] / sum_j sum_i eta[i] M[i]; each M[i] row
+                # sums to 1, so the denominator is sum_i eta[i]; a row whose eta are all 0 gets zeros.
+                weighted = torch.einsum("ns,nsf->nf", eta, batch_masks)
+                total = eta.sum(dim=1, keepdim=True)
+                importances[index, start:stop] = (
+                    torch.where(total > 0, weighted / total.clamp_min(1e-30), 0.0).cpu().numpy()
+                )
         return step_masks, importances, step_importance
 
-    def explain(self, X):
+    @staticmethod
+    def _combine_explanations(step_masks, importances, step_importance):
+        """The ensemble's explanation from its members' (one member: its own, unchanged)."""
+        if step_masks.shape[0] == 1:
+            return step_masks[0], importances[0], step_importance[0]
+        mean_masks = step_masks.mean(axis=0, dtype=np.float64).astype(np.float32)
+        # A member whose eta are all 0 for a row has no aggregate importance there (a row of zeros): the mean
+        # is over the members that have one, so each row still sums to 1 unless no member has one.
+        has_importance = importances.sum(axis=2, keepdims=True) > 0
+        counts = has_importance.sum(axis=0)
+        total = importances.sum(axis=0, dtype=np.float64)
+        mean_importances = np.where(counts > 0, total / np.maximum(counts, 1), 0.0).astype(np.float32)
+        return mean_masks, mean_importances, step_importance.mean(axis=0, dtype=np.float64).astype(np.float32)
+
+    def explain(self, X, *, per_member=False):
         """Per-row feature masks and importances.
+
+        For an ensemble (``n_ensemble > 1``) each array is the mean of its members' (for
+        ``importances``, over the members whose row is not all zero), so its rows still sum to
+        1; ``per_member=True`` adds each member's own arrays.
 
         Parameters
         ----------
         X : pandas.DataFrame or array-like of shape (n_samples, n_features)
             Rows to explain, with the columns seen at fit.
+        per_member : bool, default=False
+            Also return the arrays of each member of the ensemble (one member for
+            ``n_ensemble=1``).
 
         Returns
         -------
@@ -184,15 +225,24 @@ class InferenceMixin:
                 Feature mask ``M[i]`` of each decision step, one value per input column (a
                 categorical column's embedding dimensions share one value; the columns of a
                 ``grouped_features`` group share their group's value equally, each getting
-                ``value / group size``); rows sum to 1.
+                ``value / group size``); rows sum to 1. For an ensemble, the members' mean.
             importances : numpy.ndarray of shape (n_samples, n_features_in_), float32
                 Aggregate importance ``M_agg``: the masks weighted by ``step_importance`` and
                 normalised; rows sum to 1, or are all zero when every ``eta`` of the row is 0.
+                For an ensemble, the mean over the members whose row is not all zero (all zero
+                when no member's is).
             step_importance : numpy.ndarray of shape (n_samples, n_steps), float32
                 ``eta_b[i] = sum_c ReLU(d_b,c[i])``, the contribution of step ``i`` to the
-                decision (unnormalised, >= 0).
+                decision (unnormalised, >= 0). For an ensemble, the members' mean.
             feature_names : numpy.ndarray of shape (n_features_in_,), object
                 ``feature_names_in_``, or ``x0, x1, ...`` for input without column names.
+            member_step_masks : numpy.ndarray of shape (n_members, n_samples, n_steps, n_features_in_), float32
+                Only with ``per_member=True``: each member's ``step_masks``, in member order
+                (member 0 is the model that ``n_ensemble=1`` gives).
+            member_importances : numpy.ndarray of shape (n_members, n_samples, n_features_in_), float32
+                Only with ``per_member=True``: each member's ``importances``.
+            member_step_importance : numpy.ndarray of shape (n_members, n_samples, n_steps), float32
+                Only with ``per_member=True``: each member's ``step_importance``.
 
         Raises
         ------
@@ -201,21 +251,33 @@ class InferenceMixin:
         ValueError
             If ``X`` does not have the columns seen at fit, a numeric column holds strings or
             infinities, or the network's outputs are not finite for some row.
+        TypeError
+            If ``per_member`` is not a bool.
 
         References
         ----------
         Arik and Pfister (2021), TabNet, AAAI; section 4 ("Interpretability").
         """
         check_is_fitted(self)
+        if not isinstance(per_member, (bool, np.bool_)):
+            raise TypeError(
+                f"per_member must be True or False, got {per_member!r} of type {type(per_member).__name__}."
+            )
         frame = self._validate_X(X, reset=False)
         with torch_threads(self.n_jobs):
-            step_masks, importances, step_importance = self._explain_batches(self._encoded_batches(frame), len(frame))
-        return Bunch(
+            members = self._explain_batches(self._encoded_batches(frame), len(frame))
+        step_masks, importances, step_importance = self._combine_explanations(*members)
+        explanation = Bunch(
             step_masks=step_masks,
             importances=importances,
             step_importance=step_importance,
             feature_names=feature_names(self),
         )
+        if per_member:
+            explanation.update(
+                member_step_masks=members[0], member_importances=members[1], member_step_importance=members[2]
+            )
+        return explanation
 
     def transform_inputs(self, X):
         """The inputs of an exported model (see :meth:`export`) for the rows of ``X``.
@@ -291,8 +353,11 @@ class InferenceMixin:
         label, for multiclass-multioutput the blocks of :meth:`predict_proba` side by side,
         block widths in the metadata's ``softmax_blocks``) or predictions of shape
         (n_samples, n_outputs) in the target's units (regressor), both float64, and the step
-        masks of :meth:`explain`, float32 of shape (n_samples, n_steps, n_features_in_). It
-        runs in evaluation mode and
+        masks of :meth:`explain`, float32 of shape (n_samples, n_steps, n_features_in_). For an
+        ensemble (``n_ensemble > 1``) the program runs every member and returns the mean of
+        their probabilities or predictions and of their step masks, as the estimator does
+        (the metadata's ``outputs`` then says so under ``ensemble``). It runs in evaluation
+        mode and
         uses the entmax maps' exportable path (sort-based closed forms, a fixed number of
         root-finding iterations), so its outputs equal :meth:`predict_proba` /
         :meth:`predict` and :meth:`explain` up to float32 rounding. The file also holds JSON
@@ -345,7 +410,9 @@ class InferenceMixin:
             chosen = np.sort(random_state.choice(X_train.shape[0], _IMPORTANCE_MAX_ROWS, replace=False))
             rows = X_train[torch.from_numpy(chosen).to(X_train.device)]
         # Small batches: this runs inside fit, whose peak memory it would otherwise set.
-        _, importances, _ = self._explain_batches(rows.split(_IMPORTANCE_BATCH_ROWS), rows.shape[0])
+        _, importances, _ = self._combine_explanations(
+            *self._explain_batches(rows.split(_IMPORTANCE_BATCH_ROWS), rows.shape[0])
+        )
         used = importances.sum(axis=1) > 0
         if not used.any():
             return np.full(importances.shape[1], 1.0 / importances.shape[1])

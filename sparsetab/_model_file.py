@@ -33,7 +33,7 @@ from ._runtime import device_available
 from ._tabular import TabularEncoding
 from ._version import __version__
 from ._warnings import warn
-from .network import TabNet
+from .network import TabNet, TabNetEnsemble
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "read_model", "save_estimator"]
 
@@ -247,7 +247,8 @@ def read_model(path):
         ``estimator`` (str, the class name), ``params`` (dict, the constructor arguments),
         ``attributes`` (dict, the fitted attributes to set), ``tabular_encoding``
         (:class:`~sparsetab._tabular.TabularEncoding`), ``network``
-        (:class:`~sparsetab.network.TabNet` in evaluation mode, on ``device``) and ``device``
+        (:class:`~sparsetab.network.TabNet`, or :class:`~sparsetab.network.TabNetEnsemble` for
+        ``n_ensemble > 1``, in evaluation mode, on ``device``) and ``device``
         (torch.device: the saved one, or the CPU when that is not available here, with a
         UserWarning).
 
@@ -262,7 +263,12 @@ def read_model(path):
     metadata, tensors = _read(path)
     params = {name: _decode(value, tensors) for name, value in metadata["params"].items()}
     attributes = {name: _decode(value, tensors) for name, value in metadata["attributes"].items()}
-    network = TabNet(**attributes["_network_config"])
+    # An ensemble (n_ensemble > 1) is several TabNets of one configuration; files without the parameter hold one.
+    n_members = attributes.get("_architecture", {}).get("n_ensemble", 1)
+    if n_members == 1:
+        network = TabNet(**attributes["_network_config"])
+    else:
+        network = TabNetEnsemble([TabNet(**attributes["_network_config"]) for _ in range(n_members)])
     network.load_state_dict({name: _decode(value, tensors) for name, value in metadata["network_state"].items()})
     device = torch.device(metadata["device"])
     if device.type != "cpu" and not device_available(device):

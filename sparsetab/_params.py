@@ -13,6 +13,8 @@ Roles:
 - ``batch normalisation``: ghost batch normalisation, part of the network but not of its weights;
 - ``tabular encoding``: how columns become network inputs (numeric transform, categorical columns,
   embedding widths, attention groups, numerical embeddings), also fixed once the network is built;
+- ``ensemble``: how many independently seeded networks are trained and averaged (the supervised
+  estimators only); part of the fitted network's structure, not of one member's weights;
 - ``training``: the fit loop; ``runtime``: where and how torch runs.
 """
 
@@ -90,8 +92,8 @@ class Parameter:
     constraint : list
         scikit-learn's ``_parameter_constraints`` entry.
     role : str
-        ``"architecture"``, ``"batch normalisation"``, ``"tabular encoding"``, ``"training"`` or
-        ``"runtime"``.
+        ``"architecture"``, ``"batch normalisation"``, ``"tabular encoding"``, ``"ensemble"``,
+        ``"training"`` or ``"runtime"``.
     estimators : frozenset of str
         Among ``"classifier"``, ``"regressor"``, ``"pretrainer"``.
     network_type : type or None
@@ -124,6 +126,7 @@ PARAMETERS = (
     Parameter("gamma", 1.3, _at_least(numbers.Real, 1), "architecture", network_type=float),
     Parameter("n_independent", 2, _at_least(numbers.Integral, 0), "architecture", network_type=int),
     Parameter("n_shared", 2, _at_least(numbers.Integral, 0), "architecture", network_type=int),
+    Parameter("n_ensemble", 1, _at_least(numbers.Integral, 1), "ensemble", _SUPERVISED, legacy=1),
     Parameter("n_shared_decoder", 1, _at_least(numbers.Integral, 0), "architecture", frozenset({PRETRAINER})),
     Parameter("n_independent_decoder", 1, _at_least(numbers.Integral, 0), "architecture", frozenset({PRETRAINER})),
     Parameter(
@@ -216,12 +219,13 @@ PARAMETERS = (
 DEFAULTS = {parameter.name: parameter.default for parameter in PARAMETERS}
 # The values that models saved before a parameter existed behave as.
 LEGACY_VALUES = {parameter.name: parameter.legacy for parameter in PARAMETERS if parameter.legacy is not ORIGINAL}
-# What a continued fit (warm_start, partial_fit) refuses to see change: what the network was built from.
+# What a continued fit (warm_start, partial_fit) of a classifier or regressor refuses to see change: what
+# its network was built from. The pretrainer-only parameters (its decoder) are not among them.
 NETWORK_PARAMETERS = tuple(
     parameter.name
     for parameter in PARAMETERS
-    if parameter.role in ("architecture", "batch normalisation", "tabular encoding")
-    and parameter.estimators == _ALL
+    if parameter.role in ("architecture", "batch normalisation", "tabular encoding", "ensemble")
+    and _SUPERVISED <= parameter.estimators
 )
 # What a model fine-tuned from a pretrainer must share with it: what its encoder's weights mean.
 PRETRAINED_PARAMETERS = tuple(

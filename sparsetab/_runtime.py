@@ -11,7 +11,8 @@ from ._warnings import warn
 __all__ = ["TorchStatePickleMixin", "device_available", "resolve_device", "torch_threads"]
 
 # Fitted attributes holding tensors, pickled with torch.save so they load on the CPU first.
-TORCH_STATE_KEYS = ("network_", "_optimizer_state", "_shuffle_state")
+# _ensemble_members holds the optimizer and shuffling states of an ensemble's members after the first.
+TORCH_STATE_KEYS = ("network_", "_optimizer_state", "_shuffle_state", "_ensemble_members")
 # Private attributes renamed since a model could be pickled: old name -> new name.
 _RENAMED_ATTRIBUTES = {"_encoder": "_tabular_encoding"}
 

@@ -15,6 +15,13 @@ kinds existed.
   column of ``y`` over the concatenated head, the sum of the blocks' cross-entropies.
 - :class:`ContinuousTargets`: regression targets, standardised for the loss (mean squared error)
   and mapped back at predict.
+
+Each kind also combines the outputs of an ensemble's members (``combine_members``) into one output
+that its ``predict`` and ``predict_proba`` read as they read one network's: the log of the mean
+probability for a softmax (per block for multiclass-multioutput), the logit of the mean probability
+for a sigmoid, the mean for regression. The probabilities of an ensemble are so the mean of its
+members' probabilities (soft voting, as ``VotingClassifier(voting="soft")``), and its labels are
+those of the highest mean probability.
 """
 
 import numpy as np
@@ -196,6 +203,16 @@ class ClassLabels(_ClassificationKind):
     def predict_proba(output):
         return torch.softmax(torch.from_numpy(output).double(), dim=1).numpy()
 
+    @staticmethod
+    def combine_members(outputs):
+        """One output of an ensemble's members: the log of their mean softmax (float64).
+
+        Its softmax is the mean of the members' probabilities and its argmax the class of the
+        highest mean probability (a class no member gives any probability gets ``-inf``).
+        """
+        probabilities = torch.softmax(torch.from_numpy(outputs).double(), dim=2).mean(dim=0)
+        return torch.log(probabilities).numpy()
+
     def predict(self, output):
         return self.classes[np.argmax(output, axis=1)]
 
@@ -254,6 +271,12 @@ class LabelIndicators(_ClassificationKind):
     def predict_proba(output):
         return torch.sigmoid(torch.from_numpy(output).double()).numpy()
 
+    @staticmethod
+    def combine_members(outputs):
+        """One output of an ensemble's members: the logit of their mean sigmoid per label (float64)."""
+        probabilities = torch.sigmoid(torch.from_numpy(outputs).double()).mean(dim=0)
+        return torch.logit(probabilities).numpy()
+
     def predict(self, output):
         return (self.predict_proba(output) > 0.5).astype(self.y_dtype)
 
@@ -311,6 +334,12 @@ class MulticlassMultioutput(_ClassificationKind):
     def predict_proba(self, output):
         logits = torch.from_numpy(output).double()
         return [torch.softmax(block, dim=1).numpy() for block in logits.split(self.blocks, dim=1)]
+
+    def combine_members(self, outputs):
+        """One output of an ensemble's members: per block, the log of their mean softmax (float64)."""
+        logits = torch.from_numpy(outputs).double()
+        blocks = [torch.softmax(block, dim=2).mean(dim=0) for block in logits.split(self.blocks, dim=2)]
+        return torch.log(torch.cat(blocks, dim=1)).numpy()
 
     def predict(self, output):
         offsets = np.cumsum([0, *self.blocks])
@@ -528,6 +557,11 @@ class ContinuousTargets:
     @staticmethod
     def loss(output, target):
         return ((output - target) ** 2).mean(dim=1)
+
+    @staticmethod
+    def combine_members(outputs):
+        """One output of an ensemble's members: their mean (float64); predictions are affine in it."""
+        return outputs.astype(np.float64).mean(axis=0)
 
     def predict(self, output):
         prediction = output.astype(np.float64) * self.target_scale + self.target_mean

@@ -57,6 +57,23 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
         Step-dependent GLU layers per feature transformer.
     n_shared : int, default=2
         GLU layers shared by all feature transformers (``n_independent + n_shared >= 1``).
+    n_ensemble : int, default=1
+        Number of TabNets trained and averaged, a deep ensemble (Lakshminarayanan, Pritzel and
+        Blundell, 2017, "Simple and scalable predictive uncertainty estimation using deep
+        ensembles", NeurIPS: independently seeded members, outputs averaged). The members are
+        trained one after another on the same rows, tabular encoding and validation split, each
+        from its own seed derived from ``random_state``, with its own initial weights,
+        shuffling, optimizer and early stopping on its own validation score; member 0 is the
+        model that ``n_ensemble=1`` gives, so an ensemble only adds members. ``predict_proba``
+        is the mean of the members' probabilities (soft voting, as
+        ``VotingClassifier(voting="soft")``: per softmax for 1-D ``y``, per label's sigmoid for
+        a label indicator matrix, per column's block for multiclass-multioutput) and
+        ``predict`` the labels of the highest mean probability (mean probability > 0.5 for a
+        label indicator matrix). :meth:`explain`, ``feature_importances_`` and :meth:`export`
+        give the members' means; ``explain(X, per_member=True)`` adds each member's masks. Fit,
+        predict and explain time and the model's size grow about linearly with
+        ``n_ensemble``. Changing it between warm-started fits or :meth:`partial_fit` calls is
+        an error. Models saved before this parameter existed load with 1.
     lambda_sparse : float, default=1e-3
         Weight of the sparsity regulariser (mean entropy of the masks) in the loss.
     virtual_batch_size : int or "auto", default=128
@@ -272,8 +289,25 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
         Alpha of each decision step's map after training.
     entmax_alpha_history_ : numpy.ndarray of shape (n_iter_, n_steps)
         Alpha of each step after each epoch (constant unless ``entmax_mode="adaptive"``).
-    network_ : sparsetab.network.TabNet
-        The trained torch module.
+    ensemble_n_iter_ : list of int
+        Epochs run by each member of the ensemble, member 0 first. The attributes above
+        (``n_iter_``, ``loss_curve_``, ``validation_scores_``, ``best_validation_score_``,
+        ``best_iteration_``, ``entmax_alphas_``, ``entmax_alpha_history_``) describe member 0,
+        the model that ``n_ensemble=1`` gives; the ``ensemble_*`` attributes list every
+        member's (one entry for ``n_ensemble=1``).
+    ensemble_loss_curves_ : list of list of float
+        Each member's ``loss_curve_``.
+    ensemble_validation_scores_ : list of (list of float or None)
+        Each member's ``validation_scores_`` (each member is scored alone).
+    ensemble_best_iteration_ : list of (int or None)
+        Each member's ``best_iteration_``.
+    ensemble_best_validation_scores_ : list of (float or None)
+        Each member's ``best_validation_score_``.
+    ensemble_entmax_alphas_ : numpy.ndarray of shape (n_ensemble, n_steps)
+        Each member's ``entmax_alphas_``.
+    network_ : sparsetab.network.TabNet or sparsetab.network.TabNetEnsemble
+        The trained torch module: a TabNet, or for ``n_ensemble > 1`` a TabNetEnsemble whose
+        ``members`` are the trained TabNets, member 0 first.
 
     See Also
     --------
@@ -316,6 +350,7 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
         gamma=DEFAULTS["gamma"],
         n_independent=DEFAULTS["n_independent"],
         n_shared=DEFAULTS["n_shared"],
+        n_ensemble=DEFAULTS["n_ensemble"],
         lambda_sparse=DEFAULTS["lambda_sparse"],
         virtual_batch_size=DEFAULTS["virtual_batch_size"],
         momentum=DEFAULTS["momentum"],
@@ -358,8 +393,9 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
 
         The first call (on an unfitted model) builds the network and learns the columns and
         categories from its data, and the classes from ``classes``; later calls continue the
-        same network, optimizer state and shuffling stream, so ``n`` calls on the same data
-        equal ``fit`` with ``max_epochs=n`` without early stopping. There is no early stopping,
+        same network, optimizer state and shuffling stream (of every member, one epoch each,
+        for ``n_ensemble > 1``), so ``n`` calls on the same data equal ``fit`` with
+        ``max_epochs=n`` without early stopping. There is no early stopping,
         no convergence test and no validation score in ``partial_fit``.
 
         Parameters
@@ -539,6 +575,19 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
         Step-dependent GLU layers per feature transformer.
     n_shared : int, default=2
         GLU layers shared by all feature transformers (``n_independent + n_shared >= 1``).
+    n_ensemble : int, default=1
+        Number of TabNets trained and averaged, a deep ensemble (Lakshminarayanan, Pritzel and
+        Blundell, 2017, "Simple and scalable predictive uncertainty estimation using deep
+        ensembles", NeurIPS: independently seeded members, outputs averaged). The members are
+        trained one after another on the same rows, tabular encoding and validation split, each
+        from its own seed derived from ``random_state``, with its own initial weights,
+        shuffling, optimizer and early stopping on its own validation score; member 0 is the
+        model that ``n_ensemble=1`` gives, so an ensemble only adds members. ``predict`` is the
+        mean of the members' predictions. :meth:`explain`, ``feature_importances_`` and
+        :meth:`export` give the members' means; ``explain(X, per_member=True)`` adds each
+        member's masks. Fit, predict and explain time and the model's size grow about linearly
+        with ``n_ensemble``. Changing it between warm-started fits or :meth:`partial_fit` calls
+        is an error. Models saved before this parameter existed load with 1.
     lambda_sparse : float, default=1e-3
         Weight of the sparsity regulariser (mean entropy of the masks) in the loss.
     virtual_batch_size : int or "auto", default=128
@@ -746,8 +795,25 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
         Alpha of each decision step's map after training.
     entmax_alpha_history_ : numpy.ndarray of shape (n_iter_, n_steps)
         Alpha of each step after each epoch (constant unless ``entmax_mode="adaptive"``).
-    network_ : sparsetab.network.TabNet
-        The trained torch module.
+    ensemble_n_iter_ : list of int
+        Epochs run by each member of the ensemble, member 0 first. The attributes above
+        (``n_iter_``, ``loss_curve_``, ``validation_scores_``, ``best_validation_score_``,
+        ``best_iteration_``, ``entmax_alphas_``, ``entmax_alpha_history_``) describe member 0,
+        the model that ``n_ensemble=1`` gives; the ``ensemble_*`` attributes list every
+        member's (one entry for ``n_ensemble=1``).
+    ensemble_loss_curves_ : list of list of float
+        Each member's ``loss_curve_``.
+    ensemble_validation_scores_ : list of (list of float or None)
+        Each member's ``validation_scores_`` (each member is scored alone).
+    ensemble_best_iteration_ : list of (int or None)
+        Each member's ``best_iteration_``.
+    ensemble_best_validation_scores_ : list of (float or None)
+        Each member's ``best_validation_score_``.
+    ensemble_entmax_alphas_ : numpy.ndarray of shape (n_ensemble, n_steps)
+        Each member's ``entmax_alphas_``.
+    network_ : sparsetab.network.TabNet or sparsetab.network.TabNetEnsemble
+        The trained torch module: a TabNet, or for ``n_ensemble > 1`` a TabNetEnsemble whose
+        ``members`` are the trained TabNets, member 0 first.
 
     See Also
     --------
@@ -788,6 +854,7 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
         gamma=DEFAULTS["gamma"],
         n_independent=DEFAULTS["n_independent"],
         n_shared=DEFAULTS["n_shared"],
+        n_ensemble=DEFAULTS["n_ensemble"],
         lambda_sparse=DEFAULTS["lambda_sparse"],
         virtual_batch_size=DEFAULTS["virtual_batch_size"],
         momentum=DEFAULTS["momentum"],

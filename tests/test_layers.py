@@ -36,6 +36,7 @@ RANKS = {
     "sparsetab._targets": 3,
     "sparsetab._inference": 3,
     "sparsetab.pretraining": 4,
+    "sparsetab._ensemble": 4,
     "sparsetab._base": 5,
     "sparsetab.estimators": 6,
     "sparsetab.io": 7,

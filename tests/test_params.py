@@ -34,7 +34,7 @@ ESTIMATORS = {
 def test_names_are_unique_and_roles_known():
     names = [parameter.name for parameter in PARAMETERS]
     assert len(names) == len(set(names))
-    roles = {"architecture", "batch normalisation", "tabular encoding", "training", "runtime"}
+    roles = {"architecture", "batch normalisation", "tabular encoding", "ensemble", "training", "runtime"}
     assert {parameter.role for parameter in PARAMETERS} <= roles
 
 
@@ -53,13 +53,15 @@ def test_each_estimator_signature_is_the_table(kind):
 
 def test_name_groups():
     assert NETWORK_PARAMETERS == (
-        "n_d", "n_a", "n_steps", "gamma", "n_independent", "n_shared", "virtual_batch_size", "momentum",
-        "entmax_mode", "entmax_alpha", "numerical_transform", "categorical_features", "cat_emb_dim",
+        "n_d", "n_a", "n_steps", "gamma", "n_independent", "n_shared", "n_ensemble", "virtual_batch_size",
+        "momentum", "entmax_mode", "entmax_alpha", "numerical_transform", "categorical_features", "cat_emb_dim",
         "grouped_features", "numerical_embedding", "n_bins", "embedding_dim", "frequency_scale",
     )  # fmt: skip
-    # Batch normalisation does not change what the encoder's weights mean: a fine-tuned model may differ there.
-    assert set(NETWORK_PARAMETERS) - set(PRETRAINED_PARAMETERS) == {"virtual_batch_size", "momentum"}
+    # Batch normalisation does not change what the encoder's weights mean: a fine-tuned model may differ there;
+    # n_ensemble neither: every member of a fine-tuned ensemble starts from the one pretrained encoder.
+    assert set(NETWORK_PARAMETERS) - set(PRETRAINED_PARAMETERS) == {"virtual_batch_size", "momentum", "n_ensemble"}
     assert "n_shared_decoder" not in NETWORK_PARAMETERS  # pretrainer only
+    assert "n_ensemble" not in parameter_constraints("pretrainer")
 
 
 def test_constraints_differ_where_the_estimators_do():
@@ -139,6 +141,7 @@ def test_legacy_values_are_those_of_the_first_release():
         "n_bins": 32,
         "embedding_dim": 8,
         "frequency_scale": 0.1,
+        "n_ensemble": 1,
     }
     saved = {"n_d": 4, "weight_decay": 0.5}
     completed = with_legacy_parameters(saved, ["n_d", "weight_decay", "warmup_epochs", "learning_rate_schedule"])

@@ -3,6 +3,8 @@
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sparsetab._targets import (
     ClassLabels,
@@ -139,3 +141,34 @@ def test_continuous_targets_errors():
 def test_count_by_column():
     assert count_by_column(np.array([True, False, True])) == "2"
     assert count_by_column(np.array([[True, False], [False, False], [True, True]])) == "3 (column 0: 2, column 1: 1)"
+
+
+# ----------------------------------------------------------------------------- ensembles: combine_members
+@settings(max_examples=40, deadline=None)
+@given(
+    n_members=st.integers(1, 4),
+    n_rows=st.integers(1, 5),
+    seed=st.integers(0, 2**16),
+    scale=st.sampled_from([0.1, 3.0, 40.0]),
+)
+def test_combined_members_give_the_mean_probabilities(n_members, n_rows, seed, scale):
+    # Soft voting for every classification kind: the probabilities read from the combined output are the
+    # mean of the members' probabilities, and the labels those of the highest mean probability.
+    rng = np.random.default_rng(seed)
+    outputs = (rng.normal(size=(n_members, n_rows, 5)) * scale).astype(np.float32)
+    labels = ClassLabels(np.array(["a", "b", "c", "d", "e"]), np.dtype("<U1"))
+    expected = np.mean([labels.predict_proba(output) for output in outputs], axis=0)
+    combined = labels.combine_members(outputs)
+    np.testing.assert_allclose(labels.predict_proba(combined), expected, rtol=1e-9, atol=1e-15)
+    np.testing.assert_array_equal(labels.predict(combined), labels.classes[expected.argmax(axis=1)])
+    indicators = LabelIndicators(5, np.dtype(int))
+    expected = np.mean([indicators.predict_proba(output) for output in outputs], axis=0)
+    np.testing.assert_allclose(indicators.predict_proba(indicators.combine_members(outputs)), expected, rtol=1e-9)
+    blocks = MulticlassMultioutput([np.array([0, 1]), np.array([0, 1, 2])], np.dtype(int))
+    combined = blocks.combine_members(outputs)
+    for k, block in enumerate(blocks.predict_proba(combined)):
+        expected = np.mean([blocks.predict_proba(output)[k] for output in outputs], axis=0)
+        np.testing.assert_allclose(block, expected, rtol=1e-9, atol=1e-15)
+    values = ContinuousTargets(5, 2, target_mean=np.arange(5.0), target_scale=np.full(5, 2.0))
+    expected = np.mean([values.predict(output) for output in outputs], axis=0)
+    np.testing.assert_allclose(values.predict(values.combine_members(outputs)), expected, rtol=1e-12, atol=1e-9)

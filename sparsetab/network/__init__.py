@@ -12,6 +12,7 @@ inner modules are not run.
 from .attentive import ENTMAX_MODES, AttentiveTransformer
 from .blocks import FeatureTransformer, GhostBatchNorm, GLULayer
 from .embeddings import InputEmbedding
+from .ensemble import TabNetEnsemble, ensemble_members
 from .numerical import NUMERICAL_EMBEDDINGS, PeriodicEmbedding, PiecewiseLinearEncoding, quantile_bin_edges
 from .pretraining import PretrainingNetwork, reconstruction_loss
 from .tabnet import TabNet
@@ -29,5 +30,7 @@ __all__ = [
     "PretrainingNetwork",
     "TabNet",
     "quantile_bin_edges",
+    "TabNetEnsemble",
+    "ensemble_members",
     "reconstruction_loss",
 ]

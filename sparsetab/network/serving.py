@@ -5,12 +5,16 @@ whose categorical columns hold category codes as floats. A served model should t
 client can build without scikit-learn or pandas, so :class:`ServingTabNet` takes the numeric
 columns as they are (float64) and the category codes as int64, and does the clipping to the
 training range, the standardisation, the column interleaving and the output transform itself.
+For a :class:`~sparsetab.network.TabNetEnsemble` it runs every member and returns the mean of the
+members' predictions (class or label probabilities, or regression values) and of their step masks.
 """
 
 import copy
 
 import torch
 from torch import nn
+
+from .ensemble import TabNetEnsemble, ensemble_members
 
 __all__ = ["ServingTabNet", "OUTPUT_TRANSFORMS"]
 
@@ -26,8 +30,10 @@ class ServingTabNet(nn.Module):
 
     Parameters
     ----------
-    network : sparsetab.network.TabNet
-        The fitted network.
+    network : sparsetab.network.TabNet or sparsetab.network.TabNetEnsemble
+        The fitted network. For an ensemble, :meth:`forward` returns the mean of the members'
+        predictions (after the output transform: the mean of their probabilities, as the
+        estimators' soft voting) and of their step masks.
     numeric_columns : list of int
         Positions, among the input columns, of the numeric columns (in the order of the
         ``numeric`` argument of :meth:`forward`).
@@ -77,7 +83,9 @@ class ServingTabNet(nn.Module):
         if output_transform not in OUTPUT_TRANSFORMS:
             raise ValueError(f"output_transform must be one of {OUTPUT_TRANSFORMS}, got {output_transform!r}.")
         order = list(numeric_columns) + list(categorical_columns)
-        n_columns = network.embedding.explanation_matrix.shape[1]
+        # The members of an ensemble share their input columns and head width (TabNetEnsemble checks).
+        first_member = ensemble_members(network)[0]
+        n_columns = first_member.embedding.explanation_matrix.shape[1]
         if sorted(order) != list(range(n_columns)):
             raise ValueError(
                 f"numeric_columns and categorical_columns must cover the {n_columns} input columns exactly once; "
@@ -87,7 +95,7 @@ class ServingTabNet(nn.Module):
             raise ValueError("lower and upper (the training range of the numeric columns) must be given together.")
         if output_transform == "affine" and (target_mean is None or target_scale is None):
             raise ValueError("output_transform='affine' needs target_mean and target_scale.")
-        output_dim = network.head.out_features
+        output_dim = first_member.head.out_features
         if softmax_blocks is None:
             softmax_blocks = [output_dim]
         elif output_transform != "softmax":
@@ -100,8 +108,9 @@ class ServingTabNet(nn.Module):
         # A tuple of Python ints: torch.export and the tracer see fixed slice widths.
         self.softmax_blocks = tuple(int(width) for width in softmax_blocks)
         self.network = copy.deepcopy(network).cpu().eval().requires_grad_(False)
-        for attentive in self.network.attentive_transformers:
-            attentive.exportable = True
+        for member in ensemble_members(self.network):
+            for attentive in member.attentive_transformers:
+                attentive.exportable = True
         self.output_transform = output_transform
         float64 = dict(dtype=torch.float64)
         # inverse permutation: input column j is column `position[j]` of cat([numeric, codes])
@@ -134,17 +143,28 @@ class ServingTabNet(nn.Module):
         -------
         prediction : torch.Tensor of shape (batch, output_dim), float64
             Class probabilities (``"softmax"``, each block summing to 1), label probabilities
-            (``"sigmoid"``) or regression values (``"affine"``).
+            (``"sigmoid"``) or regression values (``"affine"``); for an ensemble, the members'
+            mean.
         step_masks : torch.Tensor of shape (batch, n_steps, n_columns), float32
-            The feature mask of each decision step per input column (as ``explain``).
+            The feature mask of each decision step per input column (as ``explain``; for an
+            ensemble, the members' mean).
         """
         if self.lower is not None:  # torch.clamp keeps NaN: missing values stay missing
             numeric = torch.clamp(numeric, min=self.lower, max=self.upper)
         standardised = numeric if self.center is None else (numeric - self.center) / self.scale
         standardised = standardised.to(torch.float32)
         x = torch.cat([standardised, codes.to(torch.float32)], dim=1).index_select(1, self.position)
-        decision, masks, _, _ = self.network.encode(x)
-        output = self.network.head(decision).to(torch.float64)
+        if not isinstance(self.network, TabNetEnsemble):
+            return self._predict(self.network, x)
+        predictions, step_masks = zip(*(self._predict(member, x) for member in self.network.members))
+        # The masks are averaged in float64, as the estimators' explain does, then returned as float32.
+        mean_masks = torch.stack(step_masks).to(torch.float64).mean(dim=0).to(torch.float32)
+        return torch.stack(predictions).mean(dim=0), mean_masks
+
+    def _predict(self, network, x):
+        """The prediction and step masks of one TabNet for the encoded rows ``x``."""
+        decision, masks, _, _ = network.encode(x)
+        output = network.head(decision).to(torch.float64)
         if self.output_transform == "softmax":
             blocks = output.split(self.softmax_blocks, dim=1)
             prediction = torch.cat([torch.softmax(block, dim=1) for block in blocks], dim=1)
@@ -152,5 +172,5 @@ class ServingTabNet(nn.Module):
             prediction = torch.sigmoid(output)
         else:
             prediction = output * self.target_scale + self.target_mean
-        step_masks = (masks @ self.network.embedding.explanation_matrix).permute(1, 0, 2)
+        step_masks = (masks @ network.embedding.explanation_matrix).permute(1, 0, 2)
         return prediction, step_masks

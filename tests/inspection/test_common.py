@@ -252,3 +252,19 @@ def test_package_namespace_matches_the_top_level():
     ]
     for name in inspection.__all__:
         assert getattr(sparsetab, name) is getattr(inspection, name)
+
+
+def test_every_display_draws_an_ensemble(data, tiny):
+    # The displays read explain(), which for n_ensemble > 1 gives the members' means, and the history
+    # attributes, which describe member 0.
+    X, y = data
+    ensemble = SparseTabNetClassifier(**tiny, n_ensemble=2).fit(X, y)
+    explanation = ensemble.explain(X.iloc[:10])
+    mask = FeatureMaskDisplay.from_estimator(ensemble, X, max_samples=10)
+    assert_allclose(mask.im_.get_array(), explanation.importances)
+    for step in range(ensemble.n_steps):
+        assert_allclose(mask.ims_[step].get_array(), explanation.step_masks[:, step])
+    FeatureImportanceDisplay.from_estimator(ensemble, X, error_bars=True)
+    SampleExplanationDisplay.from_estimator(ensemble, X, index=0)
+    history = TrainingHistoryDisplay.from_estimator(ensemble)
+    assert_array_equal(history.loss_curve, ensemble.loss_curve_)
