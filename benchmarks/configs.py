@@ -71,7 +71,10 @@ VARIANTS = {
     "defaults": {},  # only valid as a base; listed so that --variants defaults works
     # Run all epochs (patience 1000) and restore the best validation epoch.
     "cosine": dict(learning_rate_schedule="cosine", warmup_epochs=5, n_iter_no_change=1000),
+    # The cosine schedule under the estimator's patience (at least 200 steps), which may end it early.
+    "cosine_es": dict(learning_rate_schedule="cosine", warmup_epochs=5),
     "wide": dict(n_d=32, n_a=32),
+    "wide16": dict(n_d=16, n_a=16),
     "cosine_wide": dict(learning_rate_schedule="cosine", warmup_epochs=5, n_iter_no_change=1000, n_d=32, n_a=32),
     "ple": dict(numerical_embedding="piecewise_linear", n_bins=32),
     "periodic": dict(numerical_embedding="periodic"),
