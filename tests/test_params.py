@@ -184,3 +184,26 @@ def test_same_value():
     assert same_value([1, 2], [1, 2]) and not same_value([1, 2], [2, 1])
     assert same_value(np.array(["a", "b"]), np.array(["a", "b"]))
     assert not same_value(np.array([1]), [1])  # an array and a list are different parameters
+
+
+@pytest.mark.parametrize("kind", sorted(ESTIMATORS))
+def test_each_documented_default_is_the_table_default(kind):
+    # The Parameters sections are written out per class: "name : type, default=value" must state the table's value.
+    from numpydoc.docscrape import ClassDoc
+
+    documented = {}
+    for entry in ClassDoc(ESTIMATORS[kind])["Parameters"]:
+        for name in entry.name.split(","):
+            if "default=" in entry.type:
+                documented[name.strip()] = entry.type.rsplit("default=", 1)[1].strip()
+    expected = [parameter.name for parameter in PARAMETERS if kind in parameter.estimators]
+    assert sorted(documented) == sorted(expected)
+    for name in expected:
+        text = documented[name]
+        value = DEFAULTS[name]
+        if isinstance(value, str):
+            assert text == f'"{value}"', name
+        elif isinstance(value, float):
+            assert float(text) == value, name
+        else:
+            assert text == repr(value), name
