@@ -31,13 +31,31 @@ from sklearn.metrics import accuracy_score, r2_score
 from sparsetab import SparseTabNetClassifier, SparseTabNetRegressor
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "datasets"
-OLD_DEFAULTS = dict(batch_size=1024, virtual_batch_size=128, learning_rate_schedule="exponential", warmup_epochs=0)
+OLD_DEFAULTS = dict(
+    n_d=8,
+    n_a=8,
+    batch_size=1024,
+    virtual_batch_size=128,
+    learning_rate_schedule="exponential",
+    warmup_epochs=0,
+    numerical_embedding=None,
+    n_ensemble=1,
+)
 CONFIGS = {
     "defaults": {},
     "old_defaults": OLD_DEFAULTS,
     "auto_batch": dict(batch_size="auto", virtual_batch_size="auto"),
     "auto_batch+cosine": dict(
         batch_size="auto", virtual_batch_size="auto", learning_rate_schedule="cosine", warmup_epochs=5
+    ),
+    "auto_batch+cosine+wide+ple": dict(
+        batch_size="auto",
+        virtual_batch_size="auto",
+        learning_rate_schedule="cosine",
+        warmup_epochs=5,
+        n_d=32,
+        n_a=32,
+        numerical_embedding="piecewise_linear",
     ),
 }
 
