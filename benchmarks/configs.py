@@ -75,6 +75,7 @@ VARIANTS = {
     "cosine_es": dict(learning_rate_schedule="cosine", warmup_epochs=5),
     "wide": dict(n_d=32, n_a=32),
     "wide16": dict(n_d=16, n_a=16),
+    "patience20": dict(n_iter_no_change=20),
     "cosine_wide": dict(learning_rate_schedule="cosine", warmup_epochs=5, n_iter_no_change=1000, n_d=32, n_a=32),
     "ple": dict(numerical_embedding="piecewise_linear", n_bins=32),
     "periodic": dict(numerical_embedding="periodic"),
