@@ -120,8 +120,8 @@ def _at_least(kind, low):
 
 
 PARAMETERS = (
-    Parameter("n_d", 8, _at_least(numbers.Integral, 1), "architecture", network_type=int),
-    Parameter("n_a", 8, _at_least(numbers.Integral, 1), "architecture", network_type=int),
+    Parameter("n_d", 32, _at_least(numbers.Integral, 1), "architecture", network_type=int),
+    Parameter("n_a", 32, _at_least(numbers.Integral, 1), "architecture", network_type=int),
     Parameter("n_steps", 3, _at_least(numbers.Integral, 1), "architecture", network_type=int),
     Parameter("gamma", 1.3, _at_least(numbers.Real, 1), "architecture", network_type=float),
     Parameter("n_independent", 2, _at_least(numbers.Integral, 0), "architecture", network_type=int),
@@ -139,7 +139,7 @@ PARAMETERS = (
     Parameter("lambda_sparse", 1e-3, _at_least(numbers.Real, 0), "training"),
     Parameter(
         "virtual_batch_size",
-        128,
+        "auto",
         [*_at_least(numbers.Integral, 1), StrOptions({"auto"})],
         "batch normalisation",
         network_type=int,
@@ -147,19 +147,19 @@ PARAMETERS = (
     Parameter(
         "momentum", 0.02, [Interval(numbers.Real, 0, 1, closed="both")], "batch normalisation", network_type=float
     ),
-    Parameter("batch_size", 1024, [*_at_least(numbers.Integral, 1), StrOptions({"auto"})], "training"),
+    Parameter("batch_size", "auto", [*_at_least(numbers.Integral, 1), StrOptions({"auto"})], "training"),
     Parameter("max_epochs", 100, _at_least(numbers.Integral, 1), "training"),
     Parameter("learning_rate", 0.02, [Interval(numbers.Real, 0, None, closed="neither")], "training"),
     Parameter("learning_rate_decay", 1.0, [Interval(numbers.Real, 0, 1, closed="right")], "training"),
     Parameter("max_grad_norm", 1.0, [Interval(numbers.Real, 0, None, closed="neither"), None], "training"),
     Parameter(
         "learning_rate_schedule",
-        "exponential",
+        "cosine",
         [StrOptions(set(LEARNING_RATE_SCHEDULES))],
         "training",
         legacy="exponential",
     ),
-    Parameter("warmup_epochs", 0, _at_least(numbers.Real, 0), "training", legacy=0),
+    Parameter("warmup_epochs", 5, _at_least(numbers.Real, 0), "training", legacy=0),
     Parameter("weight_decay", 0.0, _at_least(numbers.Real, 0), "training", legacy=0.0),
     Parameter("entmax_mode", "sparsemax", [StrOptions(set(ENTMAX_MODES))], "architecture", network_type=str),
     Parameter(
@@ -177,7 +177,7 @@ PARAMETERS = (
     Parameter("grouped_features", None, [list, None], "tabular encoding"),
     Parameter(
         "numerical_embedding",
-        None,
+        "piecewise_linear",
         [StrOptions(set(NUMERICAL_EMBEDDINGS)), None],
         "tabular encoding",
         network_type=str,
@@ -195,7 +195,7 @@ PARAMETERS = (
     ),
     Parameter("early_stopping", "auto", [StrOptions({"auto"}), "boolean"], "training"),
     Parameter("validation_fraction", 0.1, [Interval(numbers.Real, 0, 1, closed="neither")], "training"),
-    Parameter("n_iter_no_change", 10, _at_least(numbers.Integral, 1), "training"),
+    Parameter("n_iter_no_change", 20, _at_least(numbers.Integral, 1), "training"),
     Parameter("tol", 1e-4, _at_least(numbers.Real, 0), "training"),
     Parameter("scoring", "loss", [StrOptions({"loss"}), str, callable], "training", _SUPERVISED),
     Parameter("class_weight", None, [dict, list, StrOptions({"balanced"}), None], "training", frozenset({CLASSIFIER})),

@@ -107,21 +107,26 @@ def learning_rate_factor(schedule, progress, *, warmup_epochs, schedule_epochs, 
         ends at ``k + (s + 1) / S``), in epochs.
     warmup_epochs : float
         Length of the linear warm-up, in epochs: the factor grows linearly from 0 to 1 over them
-        (Goyal et al., 2017, "Accurate, large minibatch SGD", section 2.2, gradual warm-up).
+        (Goyal et al., 2017, "Accurate, large minibatch SGD", section 2.2, gradual warm-up); at
+        most ``schedule_epochs / 2`` (a longer one is cut to that).
     schedule_epochs : int
-        Length of the cosine schedule, in epochs, warm-up included.
+        Length of the schedule (``max_epochs``), in epochs, warm-up included.
     decay : float
         Per-epoch factor of the exponential schedule.
 
     Returns
     -------
     float
-        ``warmup * base``, where ``warmup = min(1, progress / warmup_epochs)`` (1 without warm-up)
+        ``warmup * base``, where ``warmup = min(1, progress / w)`` with ``w = min(warmup_epochs,
+        schedule_epochs / 2)`` (1 without warm-up)
         and ``base`` is 1 (constant), ``decay ** floor(completed epochs)`` (exponential), or
         ``(1 + cos(pi * t)) / 2`` with ``t`` the share of the post-warm-up epochs done,
         clipped to [0, 1] (cosine: Loshchilov and Hutter, 2017, "SGDR", Eq. 5 with
         ``eta_min = 0`` and no restart).
     """
+    # A warm-up longer than half the schedule is cut to half of it, so a short fit (max_epochs=1 with
+    # the default 5 warm-up epochs) still reaches the full rate and, with the cosine, anneals.
+    warmup_epochs = min(warmup_epochs, schedule_epochs / 2)
     warmup = min(1.0, progress / warmup_epochs) if warmup_epochs > 0 else 1.0
     if schedule == "constant":
         return warmup

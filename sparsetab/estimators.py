@@ -45,9 +45,9 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
 
     Parameters
     ----------
-    n_d : int, default=8
+    n_d : int, default=32
         Width of the decision features ``d`` of each step (paper: ``N_d``).
-    n_a : int, default=8
+    n_a : int, default=32
         Width of the attention features ``a`` of each step (paper: ``N_a``).
     n_steps : int, default=3
         Number of decision steps (paper: ``N_steps``).
@@ -76,12 +76,12 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
         an error. Models saved before this parameter existed load with 1.
     lambda_sparse : float, default=1e-3
         Weight of the sparsity regulariser (mean entropy of the masks) in the loss.
-    virtual_batch_size : int or "auto", default=128
+    virtual_batch_size : int or "auto", default="auto"
         Rows per virtual batch of ghost batch normalisation (paper: ``B_V``). ``"auto"``: the
         batch size, at most 128. The value used is ``virtual_batch_size_``.
     momentum : float, default=0.02
         Batch norm momentum, PyTorch convention (the paper's ``m_B`` equals ``1 - momentum``).
-    batch_size : int or "auto", default=1024
+    batch_size : int or "auto", default="auto"
         Rows per optimisation step (paper: ``B``). Batches of an epoch have near-equal sizes, so a
         training set smaller than ``batch_size`` still gives one step per epoch. ``"auto"``:
         about 32 steps per epoch, the power of two nearest to ``n_train / 32`` within [32,
@@ -98,7 +98,7 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
         another schedule raises a ValueError at fit.
     max_grad_norm : float or None, default=1.0
         Gradients are clipped to this global L2 norm before each step; None disables clipping.
-    learning_rate_schedule : {"constant", "exponential", "cosine"}, default="exponential"
+    learning_rate_schedule : {"constant", "exponential", "cosine"}, default="cosine"
         How the learning rate changes over the ``max_epochs`` epochs: ``"constant"``;
         ``"exponential"``, times ``learning_rate_decay`` after each epoch; ``"cosine"``, from
         ``learning_rate`` after the warm-up down to 0 at ``max_epochs`` along half a cosine,
@@ -106,10 +106,11 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
         Early stopping may end training before the schedule does. :meth:`partial_fit`
         continues the schedule over its calls (one epoch each); a new ``fit`` restarts it.
         Models saved before this parameter existed load with ``"exponential"``.
-    warmup_epochs : float, default=0
+    warmup_epochs : float, default=5
         Epochs of linear warm-up: the learning rate grows linearly from 0 to its scheduled
         value over the first ``warmup_epochs`` epochs, step by step (Goyal et al., 2017,
-        "Accurate, large minibatch SGD", section 2.2). 0: no warm-up.
+        "Accurate, large minibatch SGD", section 2.2), and at most over half of ``max_epochs``
+        (a short fit still reaches the full rate). 0: no warm-up.
     weight_decay : float, default=0.0
         Decoupled weight decay (AdamW: Loshchilov and Hutter, 2019, "Decoupled weight decay
         regularization", Algorithm 2): each step also shrinks every weight by ``learning_rate
@@ -158,7 +159,7 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
         ``grouped_features`` in pytorch-tabnet 4). A column belongs to one group at most;
         ungrouped columns are attended to alone. In :meth:`explain` the columns of a group
         share its mask value equally.
-    numerical_embedding : {"piecewise_linear", "periodic"} or None, default=None
+    numerical_embedding : {"piecewise_linear", "periodic"} or None, default="piecewise_linear"
         How numeric columns enter the network (Gorishniy, Rubachev and Babenko, "On
         Embeddings for Numerical Features in Tabular Deep Learning", NeurIPS 2022). None:
         each standardised value as it is. ``"piecewise_linear"``: the piecewise linear
@@ -192,7 +193,7 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
     validation_fraction : float, default=0.1
         Share of the training rows held out for early stopping when ``X_val`` is not given
         (stratified for classification when every class has two rows or more).
-    n_iter_no_change : int, default=10
+    n_iter_no_change : int, default=20
         Patience in epochs: training stops after ``max(n_iter_no_change, ceil(200 /
         steps_per_epoch))`` epochs without an improvement of at least ``tol``, so at least 200
         optimiser steps pass without improvement, however few batches an epoch has.
@@ -563,9 +564,9 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
 
     Parameters
     ----------
-    n_d : int, default=8
+    n_d : int, default=32
         Width of the decision features ``d`` of each step (paper: ``N_d``).
-    n_a : int, default=8
+    n_a : int, default=32
         Width of the attention features ``a`` of each step (paper: ``N_a``).
     n_steps : int, default=3
         Number of decision steps (paper: ``N_steps``).
@@ -590,12 +591,12 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
         is an error. Models saved before this parameter existed load with 1.
     lambda_sparse : float, default=1e-3
         Weight of the sparsity regulariser (mean entropy of the masks) in the loss.
-    virtual_batch_size : int or "auto", default=128
+    virtual_batch_size : int or "auto", default="auto"
         Rows per virtual batch of ghost batch normalisation (paper: ``B_V``). ``"auto"``: the
         batch size, at most 128. The value used is ``virtual_batch_size_``.
     momentum : float, default=0.02
         Batch norm momentum, PyTorch convention (the paper's ``m_B`` equals ``1 - momentum``).
-    batch_size : int or "auto", default=1024
+    batch_size : int or "auto", default="auto"
         Rows per optimisation step (paper: ``B``). Batches of an epoch have near-equal sizes, so a
         training set smaller than ``batch_size`` still gives one step per epoch. ``"auto"``:
         about 32 steps per epoch, the power of two nearest to ``n_train / 32`` within [32,
@@ -612,7 +613,7 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
         another schedule raises a ValueError at fit.
     max_grad_norm : float or None, default=1.0
         Gradients are clipped to this global L2 norm before each step; None disables clipping.
-    learning_rate_schedule : {"constant", "exponential", "cosine"}, default="exponential"
+    learning_rate_schedule : {"constant", "exponential", "cosine"}, default="cosine"
         How the learning rate changes over the ``max_epochs`` epochs: ``"constant"``;
         ``"exponential"``, times ``learning_rate_decay`` after each epoch; ``"cosine"``, from
         ``learning_rate`` after the warm-up down to 0 at ``max_epochs`` along half a cosine,
@@ -620,10 +621,11 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
         Early stopping may end training before the schedule does. :meth:`partial_fit`
         continues the schedule over its calls (one epoch each); a new ``fit`` restarts it.
         Models saved before this parameter existed load with ``"exponential"``.
-    warmup_epochs : float, default=0
+    warmup_epochs : float, default=5
         Epochs of linear warm-up: the learning rate grows linearly from 0 to its scheduled
         value over the first ``warmup_epochs`` epochs, step by step (Goyal et al., 2017,
-        "Accurate, large minibatch SGD", section 2.2). 0: no warm-up.
+        "Accurate, large minibatch SGD", section 2.2), and at most over half of ``max_epochs``
+        (a short fit still reaches the full rate). 0: no warm-up.
     weight_decay : float, default=0.0
         Decoupled weight decay (AdamW: Loshchilov and Hutter, 2019, "Decoupled weight decay
         regularization", Algorithm 2): each step also shrinks every weight by ``learning_rate
@@ -672,7 +674,7 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
         ``grouped_features`` in pytorch-tabnet 4). A column belongs to one group at most;
         ungrouped columns are attended to alone. In :meth:`explain` the columns of a group
         share its mask value equally.
-    numerical_embedding : {"piecewise_linear", "periodic"} or None, default=None
+    numerical_embedding : {"piecewise_linear", "periodic"} or None, default="piecewise_linear"
         How numeric columns enter the network (Gorishniy, Rubachev and Babenko, "On
         Embeddings for Numerical Features in Tabular Deep Learning", NeurIPS 2022). None:
         each standardised value as it is. ``"piecewise_linear"``: the piecewise linear
@@ -706,7 +708,7 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
     validation_fraction : float, default=0.1
         Share of the training rows held out for early stopping when ``X_val`` is not given
         (stratified for classification when every class has two rows or more).
-    n_iter_no_change : int, default=10
+    n_iter_no_change : int, default=20
         Patience in epochs: training stops after ``max(n_iter_no_change, ceil(200 /
         steps_per_epoch))`` epochs without an improvement of at least ``tol``, so at least 200
         optimiser steps pass without improvement, however few batches an epoch has.

@@ -50,10 +50,10 @@ class SparseTabNetPretrainer(
 
     Parameters
     ----------
-    n_d : int, default=8
+    n_d : int, default=32
         Width of the decision features ``d`` of each step (paper: ``N_d``), and the width of
         the embedding returned by ``transform``.
-    n_a : int, default=8
+    n_a : int, default=32
         Width of the attention features ``a`` of each step (paper: ``N_a``).
     n_steps : int, default=3
         Number of decision steps of the encoder (paper: ``N_steps``); the decoder has one
@@ -74,12 +74,12 @@ class SparseTabNetPretrainer(
         Probability that a column (attention group) is hidden in a row, in (0, 1).
     lambda_sparse : float, default=1e-3
         Weight of the sparsity regulariser (mean entropy of the encoder's masks) in the loss.
-    virtual_batch_size : int or "auto", default=128
+    virtual_batch_size : int or "auto", default="auto"
         Rows per virtual batch of ghost batch normalisation (paper: ``B_V``). ``"auto"``: the
         batch size, at most 128. The value used is ``virtual_batch_size_``.
     momentum : float, default=0.02
         Batch norm momentum, PyTorch convention (the paper's ``m_B`` equals ``1 - momentum``).
-    batch_size : int or "auto", default=1024
+    batch_size : int or "auto", default="auto"
         Rows per optimisation step (paper: ``B``); the batches of an epoch have near-equal
         sizes. ``"auto"``: about 32 steps per epoch, the power of two nearest to ``n_train /
         32`` within [32, 1024], where ``n_train`` counts the rows after the validation split.
@@ -94,7 +94,7 @@ class SparseTabNetPretrainer(
         another schedule raises a ValueError at fit.
     max_grad_norm : float or None, default=1.0
         Gradients are clipped to this global L2 norm before each step; None disables clipping.
-    learning_rate_schedule : {"constant", "exponential", "cosine"}, default="exponential"
+    learning_rate_schedule : {"constant", "exponential", "cosine"}, default="cosine"
         How the learning rate changes over the ``max_epochs`` epochs: ``"constant"``;
         ``"exponential"``, times ``learning_rate_decay`` after each epoch; ``"cosine"``, from
         ``learning_rate`` after the warm-up down to 0 at ``max_epochs`` along half a cosine,
@@ -102,10 +102,11 @@ class SparseTabNetPretrainer(
         Early stopping may end training before the schedule does. :meth:`partial_fit`
         continues the schedule over its calls (one epoch each); a new ``fit`` restarts it.
         Models saved before this parameter existed load with ``"exponential"``.
-    warmup_epochs : float, default=0
+    warmup_epochs : float, default=5
         Epochs of linear warm-up: the learning rate grows linearly from 0 to its scheduled
         value over the first ``warmup_epochs`` epochs, step by step (Goyal et al., 2017,
-        "Accurate, large minibatch SGD", section 2.2). 0: no warm-up.
+        "Accurate, large minibatch SGD", section 2.2), and at most over half of ``max_epochs``
+        (a short fit still reaches the full rate). 0: no warm-up.
     weight_decay : float, default=0.0
         Decoupled weight decay (AdamW: Loshchilov and Hutter, 2019, "Decoupled weight decay
         regularization", Algorithm 2): each step also shrinks every weight by ``learning_rate
@@ -142,7 +143,7 @@ class SparseTabNetPretrainer(
         names or indices to widths, other categorical columns getting 1.
     grouped_features : list of list of str or int, default=None
         Groups of columns that share one attention weight, and that are hidden together.
-    numerical_embedding : {"piecewise_linear", "periodic"} or None, default=None
+    numerical_embedding : {"piecewise_linear", "periodic"} or None, default="piecewise_linear"
         How numeric columns enter the encoder, as in :class:`SparseTabNetClassifier`
         (Gorishniy, Rubachev and Babenko, NeurIPS 2022: PLE over quantile bins, section 3.2,
         or PLR periodic embeddings, section 3.3); the bin edges are fitted on the training
@@ -162,7 +163,7 @@ class SparseTabNetPretrainer(
         ``"auto"``: on when there are more than 10,000 rows.
     validation_fraction : float, default=0.1
         Share of the rows held out for early stopping, in (0, 1).
-    n_iter_no_change : int, default=10
+    n_iter_no_change : int, default=20
         Patience in epochs: training stops after ``max(n_iter_no_change, ceil(200 /
         steps_per_epoch))`` epochs without an improvement of at least ``tol``, so at least 200
         optimiser steps pass without improvement, however few batches an epoch has.
@@ -233,7 +234,7 @@ class SparseTabNetPretrainer(
     >>> X = rng.normal(size=(200, 4))
     >>> pretrainer = SparseTabNetPretrainer(max_epochs=1, random_state=0).fit(X)
     >>> pretrainer.transform(X[:5]).shape
-    (5, 8)
+    (5, 32)
     >>> pretrainer.n_iter_
     1
     >>> y = (X[:, 0] > 0).astype(int)

@@ -340,7 +340,9 @@ def test_adaptive_alpha_is_learned_per_step(fast_params, make_people_frame):
     # gradient by the learning rate exactly, whatever the gradient's value, so each step's alpha = 1 + sigmoid(theta)
     # leaves 1.5 by sigmoid(0.02) - 0.5 on any CPU. A step whose alpha got no gradient would stay at 1.5.
     adaptive = dict(fast_params, entmax_mode="adaptive", entmax_alpha=1.5, early_stopping=False, learning_rate=0.02)
-    one_step = SparseTabNetClassifier(**{**adaptive, "max_epochs": 1, "batch_size": 300}).fit(X, y)
+    # The step at the full rate: no warm-up, a constant schedule.
+    full_rate = {"max_epochs": 1, "batch_size": 300, "learning_rate_schedule": "constant", "warmup_epochs": 0}
+    one_step = SparseTabNetClassifier(**{**adaptive, **full_rate}).fit(X, y)
     np.testing.assert_allclose(np.abs(one_step.entmax_alphas_ - 1.5), 1 / (1 + np.exp(-0.02)) - 0.5, rtol=1e-4)
     model = SparseTabNetClassifier(max_epochs=15, **adaptive).fit(X, y)
     assert np.all((model.entmax_alphas_ > 1) & (model.entmax_alphas_ < 2))
@@ -431,7 +433,7 @@ def test_explain_and_predict_are_batched_with_identical_results(monkeypatch, fas
     batched = model.explain(X)
     assert calls == [40, 40, 40, 30]
     for key in ("step_masks", "importances", "step_importance"):
-        np.testing.assert_allclose(batched[key], whole[key], rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(batched[key], whole[key], rtol=1e-5, atol=1e-6)  # float32 order, as below
     np.testing.assert_allclose(model.predict_proba(X), proba, atol=1e-6)  # float32 matmul order differs by batch
 
 

@@ -34,7 +34,7 @@ def test_partial_fit_calls_equal_fit_epochs(fast_params):
     X, y = _data()
     params = dict(fast_params, early_stopping=False, n_iter_no_change=100)
     fitted = _quiet_fit(SparseTabNetClassifier(max_epochs=3, **params), X, y)
-    model = SparseTabNetClassifier(**params)
+    model = SparseTabNetClassifier(max_epochs=3, **params)  # the schedule spans max_epochs
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)  # partial_fit never tests convergence
         for _ in range(3):
@@ -377,7 +377,8 @@ def test_divergence_restores_finite_weights_and_predictions_stay_finite():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(200, 3))
     model = SparseTabNetRegressor(
-        n_d=4, n_a=4, learning_rate=1e8, max_grad_norm=None, max_epochs=20, batch_size=64, virtual_batch_size=32
+        n_d=4, n_a=4, learning_rate=1e8, max_grad_norm=None, max_epochs=20, batch_size=64, virtual_batch_size=32,
+        warmup_epochs=0,  # the full rate from the first step
     )
     with pytest.warns(RuntimeWarning, match="became non-finite at epoch 1; training stopped and the last finite"):
         model.set_params(random_state=0).fit(X, 10 * X[:, 0])

@@ -83,9 +83,9 @@ def test_bins_are_fitted_on_the_training_rows_only():
     assert float(skewed_edges.max()) == float(encoded[:, 3].max())
 
 
-def test_default_builds_the_network_of_earlier_releases():
+def test_no_embedding_builds_the_network_of_earlier_releases():
     frame = _frame()
-    model = SparseTabNetRegressor(**SMALL).fit(frame, _regression_target(frame))
+    model = SparseTabNetRegressor(**SMALL, numerical_embedding=None).fit(frame, _regression_target(frame))
     assert model._network_config["numerical_embedding"] is None and model._network_config["bin_counts"] is None
     assert not any("numerical" in name for name in model.network_.state_dict())
 
@@ -187,7 +187,7 @@ def test_pretrained_piecewise_linear_encoder_is_fine_tuned_with_its_bins():
     pickled = pickle.loads(pickle.dumps(pretrainer))
     np.testing.assert_array_equal(pickled.transform(frame), pretrainer.transform(frame))
     with pytest.raises(ValueError, match=r"numerical_embedding=None \(pretrained: 'piecewise_linear'\)"):
-        SparseTabNetRegressor(**SMALL, n_bins=8, pretrained=pretrainer).fit(other_rows, y)
+        SparseTabNetRegressor(**SMALL, n_bins=8, numerical_embedding=None, pretrained=pretrainer).fit(other_rows, y)
 
 
 def test_periodic_pretrainer_fine_tunes():

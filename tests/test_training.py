@@ -284,3 +284,14 @@ def test_partial_fit_past_the_end_of_a_cosine_schedule_warns(make_training_confi
         _train(network, X, y, config)
     # Learning rate 0: Adam moves nothing (batch norm statistics still update).
     assert all(torch.equal(old, new) for old, new in zip(before, network.parameters()))
+
+
+def test_a_warmup_longer_than_half_the_schedule_is_cut_to_half_of_it():
+    # max_epochs=2 with 5 warm-up epochs: the warm-up lasts 1 epoch, and the cosine still anneals to 0.
+    def factor(progress):
+        return learning_rate_factor("cosine", progress, warmup_epochs=5, schedule_epochs=2, decay=1.0)
+
+    assert factor(0.5) == pytest.approx(0.5)
+    assert factor(1.0) == pytest.approx(1.0)
+    assert factor(1.5) == pytest.approx(0.5)
+    assert factor(2.0) == pytest.approx(0.0, abs=1e-12)

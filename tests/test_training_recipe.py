@@ -108,15 +108,23 @@ def test_partial_fit_calls_continue_the_schedule_as_one_fit(recipe):
 
 def test_recipes_change_training_and_are_searchable():
     X, y = _data()
-    base = dict(SMALL, batch_size=32, virtual_batch_size=16, max_epochs=3, early_stopping=False)
+    base = dict(
+        SMALL,
+        batch_size=32,
+        virtual_batch_size=16,
+        max_epochs=3,
+        early_stopping=False,
+        learning_rate_schedule="exponential",
+        warmup_epochs=0,
+    )
     losses = {}
     for name, recipe in {
         "exponential": {},
         "cosine": dict(learning_rate_schedule="cosine"),
-        "warmup": dict(warmup_epochs=2),
+        "warmup": dict(warmup_epochs=1),
         "weight_decay": dict(weight_decay=0.1),
     }.items():
-        losses[name] = _quiet(SparseTabNetClassifier(**base, **recipe).fit, X, y).loss_curve_
+        losses[name] = _quiet(SparseTabNetClassifier(**{**base, **recipe}).fit, X, y).loss_curve_
     assert len({tuple(curve) for curve in losses.values()}) == 4  # each recipe trains differently
     grid = _quiet(
         GridSearchCV(

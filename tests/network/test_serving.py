@@ -203,7 +203,8 @@ def test_serving_matches_the_network_on_any_rows(network_and_serving, numeric, c
     torch.testing.assert_close(step_masks, expected_masks, rtol=0, atol=1e-5)
     # evaluation mode: a row's outputs do not depend on the other rows of the batch
     first, first_masks = serving(numeric[:1], codes[:1])
-    torch.testing.assert_close(first, prediction[:1], rtol=0, atol=1e-6)
+    # float32 matrix products sum in another order for another batch size: relative 1e-5 (inputs reach 50)
+    torch.testing.assert_close(first, prediction[:1], rtol=1e-5, atol=1e-6)
     torch.testing.assert_close(first_masks, step_masks[:1], rtol=0, atol=1e-5)
 
 
