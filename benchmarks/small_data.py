@@ -10,10 +10,11 @@ same run. Goals of the issue: accuracy >= 0.85 and R^2 >= 0.95 with defaults.
 
 Run::
 
-    python benchmarks/small_data.py [--seeds 0 1 2] [--configs defaults old_defaults ...]
+    python benchmarks/small_data.py [--seeds 0 1 2] [--configs defaults old_defaults cosine+wide ...]
                                     [--output benchmarks/results/small_data.md]
 
-``--configs`` names entries of :data:`CONFIGS` (parameter dicts; ``defaults`` is ``{}``).
+``--configs`` takes configuration names of ``benchmarks/configs.py`` (``defaults``, ``old_defaults``,
+variants joined by ``+``).
 """
 
 import argparse
@@ -21,6 +22,7 @@ import time
 import warnings
 from pathlib import Path
 
+import configs
 import numpy as np
 import pandas as pd
 from _measure import cpu_model
@@ -31,33 +33,8 @@ from sklearn.metrics import accuracy_score, r2_score
 from sparsetab import SparseTabNetClassifier, SparseTabNetRegressor
 
 DATA_DIR = Path(__file__).resolve().parent.parent / "datasets"
-OLD_DEFAULTS = dict(
-    n_d=8,
-    n_a=8,
-    batch_size=1024,
-    virtual_batch_size=128,
-    learning_rate_schedule="exponential",
-    warmup_epochs=0,
-    numerical_embedding=None,
-    n_ensemble=1,
-)
-CONFIGS = {
-    "defaults": {},
-    "old_defaults": OLD_DEFAULTS,
-    "auto_batch": dict(batch_size="auto", virtual_batch_size="auto"),
-    "auto_batch+cosine": dict(
-        batch_size="auto", virtual_batch_size="auto", learning_rate_schedule="cosine", warmup_epochs=5
-    ),
-    "auto_batch+cosine+wide+ple": dict(
-        batch_size="auto",
-        virtual_batch_size="auto",
-        learning_rate_schedule="cosine",
-        warmup_epochs=5,
-        n_d=32,
-        n_a=32,
-        numerical_embedding="piecewise_linear",
-    ),
-}
+# Configurations by their names in configs.py (e.g. "old_defaults", "defaults", "cosine+wide+ple+auto_batch").
+DEFAULT_CONFIGS = ("defaults", "old_defaults")
 
 
 def letter_rows():
@@ -119,13 +96,15 @@ def main(argv=None):
     """
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
-    parser.add_argument("--configs", nargs="+", default=["defaults", "old_defaults"], choices=sorted(CONFIGS))
+    parser.add_argument("--configs", nargs="+", default=list(DEFAULT_CONFIGS))
     parser.add_argument("--output")
     args = parser.parse_args(argv)
     started = time.perf_counter()
     rows = {}
+    accepted = SparseTabNetClassifier().get_params().keys()
+    resolved = {config: configs.resolve(config, accepted) for config in args.configs}
     for config in args.configs:
-        rows[f"sparsetab ({config})"] = [run(CONFIGS[config], seed) for seed in args.seeds]
+        rows[f"sparsetab ({config})"] = [run(resolved[config], seed) for seed in args.seeds]
     rows["HistGradientBoosting"] = [run_boosting(seed) for seed in args.seeds]
     cases = list(next(iter(rows.values()))[0])
     lines = [
@@ -146,9 +125,8 @@ def main(argv=None):
                 f"{np.mean([run_[case][2] for run_ in runs]):.0f}"
             )
         lines.append(f"| {model} | " + " | ".join(cells) + " |")
-    for name, config in CONFIGS.items():
-        if name in args.configs:
-            lines.append(f"\n- {name}: `{config}`")
+    for name, config in resolved.items():
+        lines.append(f"\n- {name}: `{config}`")
     text = "\n".join(lines)
     print(text)
     if args.output:
