@@ -2,8 +2,9 @@
 
 Reference configuration: ``make_classification(40000, 20, n_informative=10)``, the first 20,000
 rows to train and the rest to predict; n_d = n_a = 8, n_steps = 3, batch size 1024, virtual batch
-size 128, 5 epochs without early stopping, sparsemax; torch with one thread. The two libraries are
-run alternately, ``--repeats`` times each, and the medians are compared. Reported:
+size 128, 5 epochs without early stopping, sparsemax; torch with one thread, then with two
+(``--threads``; each library gets the same count). The two libraries are run alternately,
+``--repeats`` times each, and the medians are compared. Reported:
 
 - training throughput (rows seen per second of ``fit``; pytorch-tabnet's ``fit`` includes the
   feature importances it computes on the training set at the end, as it does by default);
@@ -22,7 +23,9 @@ run alternately, ``--repeats`` times each, and the medians are compared. Reporte
 
 Not part of the test suite (about 15 minutes). Needs the ``bench`` extra. Run::
 
-    python benchmarks/speed.py [--repeats 3] [--seeds 0 1 2 3 4] [--output benchmarks/results/speed.md]
+    python benchmarks/speed.py [--repeats 3] [--threads 1 2] [--seeds 0 1 2 3 4] [--output benchmarks/results/speed.md]
+
+The time-to-accuracy runs use the first thread count.
 """
 
 import argparse
@@ -48,7 +51,7 @@ EPOCHS = 5
 ARCHITECTURE = dict(n_d=8, n_a=8, n_steps=3, gamma=1.3, n_independent=2, n_shared=2, momentum=0.02, lambda_sparse=1e-3)
 # The reference configuration predates the training recipe and numerical embeddings: pinned, so that a
 # change of defaults does not change what is measured (pytorch-tabnet has neither).
-RECIPE = dict(learning_rate_schedule="exponential", warmup_epochs=0, numerical_embedding=None, n_ensemble=1)
+PINNED = dict(learning_rate_schedule="exponential", warmup_epochs=0, numerical_embedding=None, n_ensemble=1)
 
 
 def reference_data():
@@ -80,7 +83,7 @@ def fit_sparsetab(X, y, seed):
     """
     model = SparseTabNetClassifier(
         **ARCHITECTURE,
-        **RECIPE,
+        **PINNED,
         entmax_mode="sparsemax",
         batch_size=1024,
         virtual_batch_size=128,
@@ -230,7 +233,9 @@ def measure_time_to_accuracy(seed, max_epochs, recipe=None):
         "sparsetab epochs": None,
         "sparsetab best accuracy": 0.0,
     }
-    model = SparseTabNetClassifier(random_state=seed, **(recipe or {}))
+    # learning_rate_decay is the per-epoch factor of the exponential schedule (the default is cosine).
+    schedule = {} if recipe is None else dict(recipe, learning_rate_schedule="exponential", warmup_epochs=0)
+    model = SparseTabNetClassifier(random_state=seed, **schedule)
     training_seconds = 0.0
     for epoch in range(1, max_epochs + 1):
         seconds, _ = _seconds(lambda: model.partial_fit(X_fit, y_fit, classes=[">50K", "<=50K"]))
@@ -243,52 +248,60 @@ def measure_time_to_accuracy(seed, max_epochs, recipe=None):
     return result
 
 
-def format_reference(reference, repeats):
+def format_reference(references, repeats):
     """Return the Markdown header and the reference-configuration tables.
 
     Parameters
     ----------
-    reference : dict
-        From :func:`measure_reference`.
+    references : dict
+        ``{torch threads: result of measure_reference}``.
     repeats : int
 
     Returns
     -------
     str
     """
-    ours, theirs = reference["sparsetab"], reference["pytorch-tabnet"]
     lines = [
         "# Speed: sparsetab vs pytorch-tabnet, `python benchmarks/speed.py`",
         "",
         machine_header([("pytorch-tabnet", _distribution_version("pytorch-tabnet"))]),
         "",
-        f"Reference configuration, medians of {repeats} alternating runs:",
+        f"Reference configuration, medians of {repeats} alternating runs, at each torch thread count "
+        "(both libraries alike):",
         "",
-        "| measure | sparsetab | pytorch-tabnet | ratio | target |",
-        "|---|---|---|---|---|",
+        "| torch threads | measure | sparsetab | pytorch-tabnet | ratio | target |",
+        "|---|---|---|---|---|---|",
     ]
-    for measure, better, target in (
-        ("train rows/s", "higher", ">= 2"),
-        ("predict rows/s", "higher", ">= 3"),
-        ("fit peak MiB", "lower", "<= 1"),
-    ):
-        mine, peer = statistics.median(ours[measure]), statistics.median(theirs[measure])
-        lines.append(f"| {measure} ({better} is better) | {mine:,.1f} | {peer:,.1f} | {mine / peer:.2f} | {target} |")
-    lines += ["", "`explain` seconds per 100,000 rows (constant when linear in n_samples):", ""]
-    sizes = list(ours["explain s / 100k rows"])
-    lines += ["| library | " + " | ".join(f"n = {n:,}" for n in sizes) + " |", "|---" * (len(sizes) + 1) + "|"]
-    for name, values in reference.items():
-        lines.append(f"| {name} | " + " | ".join(f"{values['explain s / 100k rows'][n]:.3f}" for n in sizes) + " |")
+    for threads, reference in references.items():
+        ours, theirs = reference["sparsetab"], reference["pytorch-tabnet"]
+        for measure, better, target in (
+            ("train rows/s", "higher", ">= 2"),
+            ("predict rows/s", "higher", ">= 3"),
+            ("fit peak MiB", "lower", "<= 1"),
+        ):
+            mine, peer = statistics.median(ours[measure]), statistics.median(theirs[measure])
+            lines.append(
+                f"| {threads} | {measure} ({better} is better) | {mine:,.1f} | {peer:,.1f} | {mine / peer:.2f} "
+                f"| {target} |"
+            )
+    for threads, reference in references.items():
+        title = f"`explain` seconds per 100,000 rows (constant when linear in n_samples), {threads} thread(s):"
+        lines += ["", title, ""]
+        sizes = list(reference["sparsetab"]["explain s / 100k rows"])
+        lines += ["| library | " + " | ".join(f"n = {n:,}" for n in sizes) + " |", "|---" * (len(sizes) + 1) + "|"]
+        for name, values in reference.items():
+            cells = " | ".join(f"{values['explain s / 100k rows'][n]:.3f}" for n in sizes)
+            lines.append(f"| {name} | {cells} |")
     return "\n".join(lines)
 
 
-def format_report(reference, time_to_accuracy, repeats):
+def format_report(references, time_to_accuracy, repeats):
     """Return the Markdown report.
 
     Parameters
     ----------
-    reference : dict
-        From :func:`measure_reference`.
+    references : dict
+        ``{torch threads: result of measure_reference}``.
     time_to_accuracy : dict
         ``{(protocol, seed): result of measure_time_to_accuracy}``.
     repeats : int
@@ -297,14 +310,15 @@ def format_report(reference, time_to_accuracy, repeats):
     -------
     str
     """
-    lines = [format_reference(reference, repeats)]
+    lines = [format_reference(references, repeats)]
     lines += [
         "",
         "Time to accuracy on adult (official split; both train on the same 90% of the training rows): "
         "pytorch-tabnet's `fit` early-stops on the other 10% (patience 10, best weights), its test accuracy is the "
         "target; sparsetab trains one `partial_fit` epoch at a time until its test accuracy reaches the target "
         "(test scoring not timed). Protocol `defaults`: each library's defaults; `recipe`: both get "
-        f"{RECIPE} (pytorch-tabnet: `optimizer_params`, `ExponentialLR` per epoch, `batch_size`).",
+        f"{RECIPE} (pytorch-tabnet: `optimizer_params`, `ExponentialLR` per epoch, `batch_size`; sparsetab also "
+        "`learning_rate_schedule='exponential', warmup_epochs=0`, its per-epoch exponential decay).",
         "",
         "| protocol | seed | pytorch-tabnet accuracy | pytorch-tabnet s (epochs) | sparsetab s (epochs) | ratio "
         "(target <= 0.5) |",
@@ -337,6 +351,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument(
+        "--threads", type=int, nargs="+", default=[1, 2], help="torch thread counts of the reference configuration"
+    )
+    parser.add_argument(
         "--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4], help="seeds of the time-to-accuracy runs"
     )
     parser.add_argument("--max-epochs", type=int, default=100, help="sparsetab's epoch budget on adult")
@@ -345,18 +362,21 @@ def main():
         "--reference-only", action="store_true", help="print the reference-configuration table only (a quick check)"
     )
     args = parser.parse_args()
-    torch.set_num_threads(1)
     warnings.filterwarnings("ignore", module="pytorch_tabnet")
-    reference = measure_reference(args.repeats)
+    references = {}
+    for threads in args.threads:
+        torch.set_num_threads(threads)
+        references[threads] = measure_reference(args.repeats)
     if args.reference_only:
-        print(format_reference(reference, args.repeats))
+        print(format_reference(references, args.repeats))
         return
+    torch.set_num_threads(args.threads[0])
     time_to_accuracy = {
         (protocol, seed): measure_time_to_accuracy(seed, args.max_epochs, recipe)
         for protocol, recipe in (("defaults", None), ("recipe", RECIPE))
         for seed in args.seeds
     }
-    report = format_report(reference, time_to_accuracy, args.repeats)
+    report = format_report(references, time_to_accuracy, args.repeats)
     print(report)
     if args.output:
         with open(args.output, "w") as file:
