@@ -1,8 +1,9 @@
 """Adult, official split: SparseTabNetClassifier with default hyperparameters over several random
-states, with HistGradientBoostingClassifier measured side by side in the same run.
+states, with the first release's defaults (``configs.py``'s ``old_defaults``) and
+HistGradientBoostingClassifier measured side by side in the same run.
 
-Prints a Markdown table (test accuracy, ROC AUC, fit seconds, predicted rows per second) and the
-mean of each column. Not part of the test suite.
+Prints a Markdown table (test accuracy, ROC AUC, fit seconds, predicted rows per second), the
+mean of each column and the fit-time ratios. Not part of the test suite.
 
 Run::
 
@@ -14,12 +15,15 @@ import time
 import warnings
 
 import numpy as np
+from configs import resolve
 from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import accuracy_score, roc_auc_score
 
 from sparsetab import SparseTabNetClassifier
 from sparsetab.datasets import load_adult
+
+MODELS = ("sparsetab", "sparsetab (old defaults)", "HistGradientBoosting")
 
 
 def measure(model, X_train, y_train, X_test, y_test):
@@ -43,30 +47,27 @@ def main():
     categorical = X_train.select_dtypes(exclude="number").columns
     X_train_hgb = X_train.astype({column: "category" for column in categorical})
     X_test_hgb = X_test.astype({column: X_train_hgb[column].dtype for column in categorical})
+    accepted = SparseTabNetClassifier().get_params()
     rows = []
     for seed in args.seeds:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            rows.append(
-                (
-                    "sparsetab",
-                    seed,
-                    *measure(SparseTabNetClassifier(random_state=seed), X_train, y_train, X_test, y_test),
-                )
-            )
+        for name, params in (("sparsetab", {}), ("sparsetab (old defaults)", resolve("old_defaults", accepted))):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                model = SparseTabNetClassifier(**{**params, "random_state": seed})
+                rows.append((name, seed, *measure(model, X_train, y_train, X_test, y_test)))
         hgb = HistGradientBoostingClassifier(categorical_features="from_dtype", random_state=seed)
         rows.append(("HistGradientBoosting", seed, *measure(hgb, X_train_hgb, y_train, X_test_hgb, y_test)))
     print("| model | random_state | test accuracy | ROC AUC | fit s | predict rows/s |")
     print("|---|---|---|---|---|---|")
     for name, seed, accuracy, auc, fit_seconds, rate in rows:
         print(f"| {name} | {seed} | {accuracy:.4f} | {auc:.4f} | {fit_seconds:.1f} | {rate:,.0f} |")
-    for name in ("sparsetab", "HistGradientBoosting"):
-        values = np.array([row[2:] for row in rows if row[0] == name])
-        mean = values.mean(axis=0)
+    means = {name: np.array([row[2:] for row in rows if row[0] == name]).mean(axis=0) for name in MODELS}
+    for name, mean in means.items():
         print(f"| {name} mean | | {mean[0]:.4f} | {mean[1]:.4f} | {mean[2]:.1f} | {mean[3]:,.0f} |")
-    tabnet = np.array([row[2:] for row in rows if row[0] == "sparsetab"]).mean(axis=0)
-    boosting = np.array([row[2:] for row in rows if row[0] == "HistGradientBoosting"]).mean(axis=0)
-    print(f"\nfit time ratio sparsetab / HistGradientBoosting: {tabnet[2] / boosting[2]:.1f}x")
+    fit = {name: mean[2] for name, mean in means.items()}
+    old = fit["sparsetab (old defaults)"]
+    print(f"\nfit time ratio sparsetab / sparsetab (old defaults): {fit['sparsetab'] / old:.2f}x")
+    print(f"fit time ratio sparsetab / HistGradientBoosting: {fit['sparsetab'] / fit['HistGradientBoosting']:.1f}x")
 
 
 if __name__ == "__main__":

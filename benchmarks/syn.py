@@ -22,7 +22,9 @@ the validation loss with a patience of 50 epochs, at most 500 epochs.
 ``--training defaults`` (issue 17's goal) keeps only the paper's architecture settings (N_d, N_a,
 N_steps, gamma, lambda_sparse, batch and virtual batch size) and leaves every training setting at the
 estimator's default (momentum, learning rate and its schedule, max_epochs, patience); the model
-still early-stops on the 10,000 validation rows it is given.
+still early-stops on the 10,000 validation rows it is given. ``--set PARAM=VALUE`` (a Python literal,
+repeatable) overrides one more constructor parameter on top of either setting, e.g.
+``--set numerical_embedding=None`` for the paper's plain numeric inputs.
 
 The relevant share moves with the training trajectory far more than the AUC does, so every data
 set and mode is trained with ``--seeds`` random states (default 3): AUCs are pooled over seeds
@@ -31,11 +33,12 @@ and test sets, shares are given as the mean and range over seeds.
 Not part of the test suite (about 25 minutes on two CPU cores with 3 seeds). Run::
 
     python benchmarks/syn.py [--datasets 1 2 3 4 5 6] [--modes sparsemax entmax15 constant adaptive]
-                             [--seeds 3] [--n-jobs 2] [--training paper|defaults]
+                             [--seeds 3] [--n-jobs 2] [--training paper|defaults] [--set PARAM=VALUE ...]
                              [--output benchmarks/results/syn.md]
 """
 
 import argparse
+import ast
 import time
 import warnings
 
@@ -80,14 +83,18 @@ def relevant_share(importances, relevant):
     return (importances * relevant).sum(axis=1)
 
 
-def run_mode(k, mode, max_epochs, entmax_alpha, seed=0, training="paper"):
-    """Fit one mode on Syn``k`` with ``random_state = k + 100 * seed``; return its row of results."""
+def run_mode(k, mode, max_epochs, entmax_alpha, seed=0, training="paper", overrides=None):
+    """Fit one mode on Syn``k`` with ``random_state = k + 100 * seed``; return its row of results.
+
+    ``overrides`` is a dict of constructor parameters applied last (``--set``).
+    """
     torch.set_num_threads(1)  # runs in a joblib worker process: one thread per job
     (X, y, _, _), (X_val, y_val, _, _), tests = draw(k)
     if training == "paper":
         settings = dict(max_epochs=max_epochs, n_iter_no_change=50, **paper_hyperparameters(k))
     else:  # the architecture only; every training setting at the estimator's default
         settings = {name: value for name, value in paper_hyperparameters(k).items() if name in ARCHITECTURE}
+    settings.update(overrides or {})
     model = SparseTabNetClassifier(entmax_mode=mode, entmax_alpha=entmax_alpha, random_state=k + 100 * seed, **settings)
     start = time.perf_counter()
     with warnings.catch_warnings():
@@ -197,11 +204,25 @@ def main():
         default="paper",
         help="paper: the paper's training settings, --max-epochs and patience 50; defaults: architecture only",
     )
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        nargs="+",
+        default=[],
+        metavar="PARAM=VALUE",
+        help="constructor parameters on top of the training setting, each VALUE a Python literal",
+    )
     parser.add_argument("--output", help="also write the table to this Markdown file")
     args = parser.parse_args()
+    overrides = {}
+    for item in args.overrides:
+        name, separator, value = item.partition("=")
+        if not separator:
+            parser.error(f"--set takes PARAM=VALUE, got {item!r}")
+        overrides[name] = ast.literal_eval(value)
     start = time.perf_counter()
     runs = Parallel(n_jobs=args.n_jobs)(
-        delayed(run_mode)(k, mode, args.max_epochs, args.entmax_alpha, seed, args.training)
+        delayed(run_mode)(k, mode, args.max_epochs, args.entmax_alpha, seed, args.training, overrides)
         for k in args.datasets
         for mode in args.modes
         for seed in range(args.seeds)
@@ -215,6 +236,7 @@ def main():
         f"{cpu_model()} ({args.n_jobs} jobs, 1 torch thread each); "
         f"entmax_alpha={args.entmax_alpha}, training settings: {args.training}"
         + (f" (max_epochs={args.max_epochs})" if args.training == "paper" else " (estimator defaults)")
+        + (f", overrides {overrides}" if overrides else "")
         + f", {args.seeds} training seeds; wall time "
         f"{time.perf_counter() - start:.0f} s."
     )
