@@ -362,8 +362,11 @@ class BaseSparseTabNet(EnsembleMixin, InferenceMixin, LegacyParametersMixin, Tor
         if pretrainer is None:
             edges = fit_bin_edges(self, X_train, self._tabular_encoding)
             bin_counts = None if edges is None else [0 if column is None else len(column) - 1 for column in edges]
+            with_value = True
         else:
             edges, bin_counts = None, pretrainer._network_config.get("bin_counts")
+            # The pretrained encoder's layout; pretrainers fitted before the option have bins only.
+            with_value = pretrainer._network_config.get("piecewise_linear_with_value", False)
         self._network_config = network_config(
             self,
             self._tabular_encoding,
@@ -372,6 +375,7 @@ class BaseSparseTabNet(EnsembleMixin, InferenceMixin, LegacyParametersMixin, Tor
             kind.output_dim,
             bin_counts,
             virtual_batch_size=self.virtual_batch_size_,
+            piecewise_linear_with_value=with_value,
         )
         with torch.random.fork_rng(devices=[]):  # seed the weights without touching the global RNG
             torch.manual_seed(seed)

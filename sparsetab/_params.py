@@ -59,7 +59,6 @@ _SUPERVISED = frozenset({CLASSIFIER, REGRESSOR})
 _ALL = frozenset({CLASSIFIER, REGRESSOR, PRETRAINER})
 
 
-
 class _Original:
     """Marks a parameter that every sparsetab release had (no legacy value)."""
 
@@ -162,9 +161,7 @@ PARAMETERS = (
     Parameter("warmup_epochs", 5, _at_least(numbers.Real, 0), "training", legacy=0),
     Parameter("weight_decay", 0.0, _at_least(numbers.Real, 0), "training", legacy=0.0),
     Parameter("entmax_mode", "sparsemax", [StrOptions(set(ENTMAX_MODES))], "architecture", network_type=str),
-    Parameter(
-        "entmax_alpha", 1.5, [Interval(numbers.Real, 1, 2, closed="both")], "architecture", network_type=float
-    ),
+    Parameter("entmax_alpha", 1.5, [Interval(numbers.Real, 1, 2, closed="both")], "architecture", network_type=float),
     Parameter(
         "numerical_transform",
         "standard",
@@ -306,7 +303,17 @@ def fit_bin_edges(estimator, X_train, tabular_encoding):
     return edges
 
 
-def network_config(estimator, tabular_encoding, widths, groups, output_dim, bin_counts=None, *, virtual_batch_size):
+def network_config(
+    estimator,
+    tabular_encoding,
+    widths,
+    groups,
+    output_dim,
+    bin_counts=None,
+    *,
+    virtual_batch_size,
+    piecewise_linear_with_value=True,
+):
     """The keyword arguments of :class:`~sparsetab.network.TabNet` for a fitted tabular encoding.
 
     Parameters
@@ -327,6 +334,10 @@ def network_config(estimator, tabular_encoding, widths, groups, output_dim, bin_
     virtual_batch_size : int
         The resolved virtual batch size (see :func:`resolve_batch_sizes`), which replaces the
         parameter (that may be ``"auto"``).
+    piecewise_linear_with_value : bool, default=True
+        Whether a piecewise linear column keeps its value beside its bins (see
+        :class:`~sparsetab.network.embeddings.InputEmbedding`). True for every new network; a
+        model fine-tuned from a pretrainer passes the pretrainer's layout.
 
     Returns
     -------
@@ -345,6 +356,7 @@ def network_config(estimator, tabular_encoding, widths, groups, output_dim, bin_
     config["attention_groups"] = groups
     config["missing_indicators"] = np.flatnonzero(tabular_encoding.has_missing_).tolist()
     config["bin_counts"] = None if bin_counts is None else [int(count) for count in bin_counts]
+    config["piecewise_linear_with_value"] = bool(piecewise_linear_with_value)
     return config
 
 

@@ -146,9 +146,10 @@ class SparseTabNetPretrainer(
     numerical_embedding : {"piecewise_linear", "periodic"} or None, default="piecewise_linear"
         How numeric columns enter the encoder, as in :class:`SparseTabNetClassifier`
         (Gorishniy, Rubachev and Babenko, NeurIPS 2022: PLE over quantile bins, section 3.2,
-        or PLR periodic embeddings, section 3.3); the bin edges are fitted on the training
-        rows and a fine-tuned model keeps them. The decoder reconstructs the hidden columns'
-        values, not their embedding dimensions.
+        or PLR periodic embeddings, section 3.3; PLE keeps each value beside its bins); the
+        bin edges are fitted on the training rows, and a fine-tuned model keeps them and the
+        pretrainer's layout (pretrainers fitted before this release encode the bins only).
+        The decoder reconstructs the hidden columns' values, not their embedding dimensions.
     n_bins : int, default=32
         ``"piecewise_linear"``: the most quantile bins per column (columns with at most
         ``n_bins`` distinct values stay scalar); ``"periodic"``: frequencies per column.

@@ -2,7 +2,9 @@
 
 tests/data/ holds a model file and a pickle of a classifier and a regressor, and a pickle of a pretrainer,
 written by tests/data/make_reference_models.py from the code before the layered layout (commit 733de26),
-together with their answers on the reference rows. The answers are compared with a float32 tolerance: on
+together with their answers on the reference rows; and a piecewise-linear regressor (model file and pickle)
+and pretrainer from the code before ``piecewise_linear_with_value`` (tests/data/make_piecewise_linear_models.py,
+commit 332a328). The answers are compared with a float32 tolerance: on
 another CPU the same weights may round differently.
 """
 
@@ -97,3 +99,42 @@ def test_saved_models_do_not_clip_until_refit(loader):
     refit = model.set_params(max_epochs=1).fit(X, model.predict(X))
     assert refit._tabular_encoding.clip_
     np.testing.assert_array_equal(refit.predict(far), refit.predict(within))
+
+
+PIECEWISE_LINEAR = np.load(DATA / "piecewise_linear_outputs.npz")
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.filterwarnings("ignore:The cosine learning-rate schedule ended")
+@pytest.mark.parametrize(
+    "loader",
+    [
+        lambda: load_model(DATA / "piecewise_linear_regressor.sparsetab"),
+        lambda: _load_pickle("piecewise_linear_regressor"),
+    ],
+)
+def test_piecewise_linear_models_saved_before_the_value_option_answer_as_before(loader):
+    # written by tests/data/make_piecewise_linear_models.py with the bins-only layout
+    model = loader()
+    assert model.numerical_embedding == "piecewise_linear"
+    assert not model.network_.embedding.piecewise_linear_with_value
+    np.testing.assert_allclose(model.predict(X), PIECEWISE_LINEAR["regressor_predict"], **TOLERANCE)
+    np.testing.assert_allclose(model.explain(X).importances, PIECEWISE_LINEAR["regressor_importances"], **TOLERANCE)
+    width = model.network_.embedding.output_dim
+    model.partial_fit(X, PIECEWISE_LINEAR["regressor_predict"])  # a continued fit keeps the saved layout
+    assert model.network_.embedding.output_dim == width
+    model.set_params(warm_start=False).fit(X, PIECEWISE_LINEAR["regressor_predict"])  # a refit takes today's
+    assert model.network_.embedding.piecewise_linear_with_value
+    assert model.network_.embedding.output_dim == width + 2  # age and hours keep their values too
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_pretrainer_pickled_before_the_value_option_transforms_and_fine_tunes_with_its_layout():
+    pretrainer = _load_pickle("piecewise_linear_pretrainer")
+    np.testing.assert_allclose(pretrainer.transform(X), PIECEWISE_LINEAR["pretrainer_transform"], **TOLERANCE)
+    model = SparseTabNetRegressor(
+        **_maker.SMALL, numerical_embedding="piecewise_linear", n_bins=8, pretrained=pretrainer
+    )
+    model.fit(X, PIECEWISE_LINEAR["regressor_predict"])
+    assert not model.network_.embedding.piecewise_linear_with_value
+    assert model._network_config["piecewise_linear_with_value"] is False

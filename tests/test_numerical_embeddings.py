@@ -68,8 +68,9 @@ def test_piecewise_linear_bins_are_the_training_quantiles_and_few_valued_columns
     encoded = torch.from_numpy(model._tabular_encoding.transform(frame))
     expected = quantile_bin_edges(encoded[:, [0, 3]], 8)
     torch.testing.assert_close(model.network_.embedding.numerical.edges, torch.stack(expected), rtol=0, atol=0)
-    # 2 x 8 bins, the scalar numeric column, 1 missing indicator, the categorical embedding (width 1)
-    assert model.network_.embedding.output_dim == 16 + 1 + 1 + 1
+    # 2 x 8 bins, the values of the 3 numeric columns (the 2 encoded ones keep theirs beside the bins),
+    # 1 missing indicator, the categorical embedding (width 1)
+    assert model.network_.embedding.output_dim == 16 + 3 + 1 + 1
 
 
 def test_bins_are_fitted_on_the_training_rows_only():

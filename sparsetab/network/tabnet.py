@@ -73,6 +73,9 @@ class TabNet(nn.Module):
     bin_counts : list of int or None, default=None
         Bins of each column for ``"piecewise_linear"``; see
         :class:`~sparsetab.network.embeddings.InputEmbedding`.
+    piecewise_linear_with_value : bool, default=False
+        Whether each ``"piecewise_linear"`` column keeps its value beside its bins; see
+        :class:`~sparsetab.network.embeddings.InputEmbedding`.
 
     References
     ----------
@@ -106,6 +109,7 @@ class TabNet(nn.Module):
         embedding_dim=8,
         frequency_scale=0.1,
         bin_counts=None,
+        piecewise_linear_with_value=False,
     ):
         super().__init__()
         self.n_d = n_d
@@ -122,6 +126,7 @@ class TabNet(nn.Module):
             n_bins=n_bins,
             embedding_dim=embedding_dim,
             frequency_scale=frequency_scale,
+            piecewise_linear_with_value=piecewise_linear_with_value,
         )
         width = self.embedding.output_dim
         n_groups = self.embedding.n_groups

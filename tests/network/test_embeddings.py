@@ -185,8 +185,10 @@ def test_group_maps_over_random_layouts(layout):
     embedding = InputEmbedding(cardinalities, widths, attention_groups=groups, missing_indicators=indicators)
     n_numeric = sum(card is None for card in cardinalities)
     owned = [1 + (j in indicators) if card is None else widths[j] for j, card in enumerate(cardinalities)]
-    assert embedding.output_dim == sum(owned) == n_numeric + len(indicators) + sum(
-        w for w, card in zip(widths, cardinalities) if card is not None
+    assert (
+        embedding.output_dim
+        == sum(owned)
+        == n_numeric + len(indicators) + sum(w for w, card in zip(widths, cardinalities) if card is not None)
     )
     assert embedding.n_groups == len(groups) and embedding.attention_groups == groups
     G, E = embedding.group_matrix, embedding.explanation_matrix
@@ -290,6 +292,47 @@ def test_piecewise_linear_layout_owners_and_values():
     )
     plain_reference = InputEmbedding([None, 4, None, None], [1, 2, 1, 1], missing_indicators=[0])
     torch.testing.assert_close(embedding.plain_group_matrix, plain_reference.group_matrix)
+
+
+def test_piecewise_linear_with_value_keeps_each_value_in_its_column_group():
+    embedding = _piecewise_linear_embedding(piecewise_linear_with_value=True)
+    # layout: values of columns 0, 2, 3; bins of column 0 (3) and of column 3 (2); indicator of 0; embedding of 1
+    assert embedding.output_dim == 3 + 3 + 2 + 1 + 2 == 11
+    expected_groups = torch.zeros(4, 11)
+    expected_groups[0, [0, 3, 4, 5, 8]] = 1  # column 0: its value, its bins and its missing indicator
+    expected_groups[1, [9, 10]] = 1
+    expected_groups[2, 1] = 1
+    expected_groups[3, [2, 6, 7]] = 1
+    torch.testing.assert_close(embedding.group_matrix, expected_groups)
+    _set_embedding_rows(embedding)
+    with torch.no_grad():
+        embedding.fill_values.copy_(torch.tensor([1.5, -7.0, 0.5]))
+    x = torch.tensor([[3.0, 2.0, 0.25, -2.0], [NAN, 0.0, NAN, 0.5]])
+    expected = torch.tensor(
+        [
+            [3.0, 0.25, -2.0, 1.0, 1.0, 0.5, -1.0, 0.0, 0.0, 2.0, 2.5],
+            [1.5, -7.0, 0.5, 1.0, 0.5, 0.0, 1.0, 0.5, 1.0, 0.0, 0.5],  # filled values, then their bins
+        ]
+    )
+    torch.testing.assert_close(embedding(x), expected, rtol=0, atol=1e-7)
+    without = _piecewise_linear_embedding()
+    _set_embedding_rows(without)
+    with torch.no_grad():
+        without.fill_values.copy_(torch.tensor([1.5, -7.0, 0.5]))
+    # the same dimensions as without the option, plus the encoded columns' values
+    torch.testing.assert_close(embedding(x)[:, [1, 3, 4, 5, 6, 7, 8, 9, 10]], without(x), rtol=0, atol=0)
+    torch.testing.assert_close(embedding.plain(x), without.plain(x), rtol=0, atol=0)
+
+
+def test_networks_pickled_before_the_value_option_keep_the_bins_only_layout():
+    embedding = _piecewise_linear_embedding()
+    state = embedding.__dict__.copy()
+    del state["piecewise_linear_with_value"]  # as pickled before the option existed
+    restored = InputEmbedding.__new__(InputEmbedding)
+    restored.__dict__.update(state)
+    x = torch.tensor([[3.0, 2.0, 0.25, -2.0]])
+    torch.testing.assert_close(restored(x), embedding(x), rtol=0, atol=0)
+    assert restored.output_dim == 9
 
 
 def test_fill_value_learns_through_the_encoding():
