@@ -48,7 +48,10 @@ and constructor parameters as constructed (``get_params(deep=False)``: when spar
 "defaults" cells are re-measured; sparsetab parameters at their legacy value, which train as before the parameter
 existed, are left out, so adding a parameter keeps the cached cells valid), the fit parameters and the versions
 of the libraries involved. A rerun reads
-the cached cells instead of fitting (a fully cached run takes seconds); ``--refresh`` re-measures them. Each
+the cached cells instead of fitting (a fully cached run takes seconds); ``--refresh`` re-measures them. The key
+does not hold sparsetab's source: after a change that trains differently under the same parameters (the piecewise
+linear encoding keeping each value, for one), re-measure the affected cells with ``--refresh`` (each cell records
+the hash of the source that measured it, and the results header lists them). Each
 file is written atomically when its cell ends, so a killed run keeps every finished cell: to resume, run the same
 command again. Failed cells are not cached. ``--quick`` cells go to ``benchmarks/results/cache-quick/`` (not in
 git). The results file states the total CPU time of its cells (cached or not) and the CPU models they ran on.
