@@ -165,10 +165,10 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
         each standardised value as it is. ``"piecewise_linear"``: the piecewise linear
         encoding PLE of section 3.2 over up to ``n_bins`` quantile bins of the column's
         training values (bin edges fitted at the first fit, on the training rows); component
-        ``t`` is 0 below bin ``t``, 1 above it and linear inside it, and the standardised
-        value itself is kept beside the components (without it, products of columns such as
-        Syn5's of the TabNet paper were learned worse; models fitted before this release
-        encode the bins only). Columns with at most
+        ``t`` is 0 below bin ``t``, 1 above it and linear inside it, and the value itself
+        (as ``numerical_transform`` maps it) is kept beside the components (without it,
+        products of columns such as Syn5's of the TabNet paper were learned worse; models
+        fitted with the earlier bins-only layout keep it). Columns with at most
         ``n_bins`` distinct training values keep their scalar input (encoding small integer
         columns lost accuracy). ``"periodic"``: the PLR embedding of section 3.3, ``ReLU``
         of a per-column linear map of ``concat(sin(2 pi c x), cos(2 pi c x))`` with
@@ -683,10 +683,10 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
         each standardised value as it is. ``"piecewise_linear"``: the piecewise linear
         encoding PLE of section 3.2 over up to ``n_bins`` quantile bins of the column's
         training values (bin edges fitted at the first fit, on the training rows); component
-        ``t`` is 0 below bin ``t``, 1 above it and linear inside it, and the standardised
-        value itself is kept beside the components (without it, products of columns such as
-        Syn5's of the TabNet paper were learned worse; models fitted before this release
-        encode the bins only). Columns with at most
+        ``t`` is 0 below bin ``t``, 1 above it and linear inside it, and the value itself
+        (as ``numerical_transform`` maps it) is kept beside the components (without it,
+        products of columns such as Syn5's of the TabNet paper were learned worse; models
+        fitted with the earlier bins-only layout keep it). Columns with at most
         ``n_bins`` distinct training values keep their scalar input (encoding small integer
         columns lost accuracy). ``"periodic"``: the PLR embedding of section 3.3, ``ReLU``
         of a per-column linear map of ``concat(sin(2 pi c x), cos(2 pi c x))`` with

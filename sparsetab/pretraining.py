@@ -148,7 +148,7 @@ class SparseTabNetPretrainer(
         (Gorishniy, Rubachev and Babenko, NeurIPS 2022: PLE over quantile bins, section 3.2,
         or PLR periodic embeddings, section 3.3; PLE keeps each value beside its bins); the
         bin edges are fitted on the training rows, and a fine-tuned model keeps them and the
-        pretrainer's layout (pretrainers fitted before this release encode the bins only).
+        pretrainer's layout (pretrainers fitted with the earlier bins-only layout keep it).
         The decoder reconstructs the hidden columns' values, not their embedding dimensions.
     n_bins : int, default=32
         ``"piecewise_linear"``: the most quantile bins per column (columns with at most

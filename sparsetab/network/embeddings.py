@@ -88,11 +88,12 @@ class InputEmbedding(nn.Module):
         For ``"periodic"``: ``sigma`` of the frequencies' initialisation ``N(0, sigma^2)``.
     piecewise_linear_with_value : bool, default=False
         For ``"piecewise_linear"``: whether each encoded column also keeps its (filled) value as
-        one more dimension of its attention group. The piecewise linear components alone are a
-        bijection of the value, but on products of columns (Syn5 of the TabNet paper) a network
-        given only the components learned less than one given the plain value (ROC AUC 0.73-0.75
-        against 0.78-0.79); with both it reached 0.80. False is the layout of networks built
-        before this option.
+        one more dimension of its attention group. The piecewise linear components alone
+        determine the value, but on a product of columns (Syn5 of the TabNet paper, default
+        training, sparsemax, 3 seeds) a network given only the components reached ROC AUC 0.740
+        against the paper's 0.789 (benchmarks/results/syn_defaults_bins_only.md); with the value
+        kept as well, see benchmarks/results/syn_defaults.md. False is the layout of networks
+        built before this option.
 
     Attributes
     ----------
