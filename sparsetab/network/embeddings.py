@@ -91,9 +91,9 @@ class InputEmbedding(nn.Module):
         one more dimension of its attention group. The piecewise linear components alone
         determine the value, but on a product of columns (Syn5 of the TabNet paper, default
         training, sparsemax, 3 seeds) a network given only the components reached ROC AUC 0.740
-        against the paper's 0.789 (benchmarks/results/syn_defaults_bins_only.md); with the value
-        kept as well, see benchmarks/results/syn_defaults.md. False is the layout of networks
-        built before this option.
+        against the paper's 0.789 (benchmarks/results/syn_defaults_bins_only.md), and 0.769 with
+        the value kept as well (benchmarks/results/syn_defaults.md). False is the layout of
+        networks built before this option.
 
     Attributes
     ----------
