@@ -47,10 +47,11 @@ def main():
     categorical = X_train.select_dtypes(exclude="number").columns
     X_train_hgb = X_train.astype({column: "category" for column in categorical})
     X_test_hgb = X_test.astype({column: X_train_hgb[column].dtype for column in categorical})
-    accepted = SparseTabNetClassifier().get_params()
+    old_defaults = resolve("old_defaults", SparseTabNetClassifier().get_params())
+    configurations = (("sparsetab", {}), ("sparsetab (old defaults)", old_defaults))
     rows = []
     for seed in args.seeds:
-        for name, params in (("sparsetab", {}), ("sparsetab (old defaults)", resolve("old_defaults", accepted))):
+        for name, params in configurations:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)
                 model = SparseTabNetClassifier(**{**params, "random_state": seed})

@@ -22,9 +22,10 @@ the validation loss with a patience of 50 epochs, at most 500 epochs.
 ``--training defaults`` (issue 17's goal) keeps only the paper's architecture settings (N_d, N_a,
 N_steps, gamma, lambda_sparse, batch and virtual batch size) and leaves every training setting at the
 estimator's default (momentum, learning rate and its schedule, max_epochs, patience); the model
-still early-stops on the 10,000 validation rows it is given. ``--set PARAM=VALUE`` (a Python literal,
-repeatable) overrides one more constructor parameter on top of either setting, e.g.
-``--set numerical_embedding=None`` for the paper's plain numeric inputs.
+still early-stops on the 10,000 validation rows it is given. ``--set PARAM=VALUE ...`` (each VALUE a Python
+literal, or a variant name of ``configs.py``, parsed and checked by ``configs.resolve``) overrides more
+constructor parameters on top of either setting, e.g. ``--set numerical_embedding=None`` for the paper's
+plain numeric inputs.
 
 The relevant share moves with the training trajectory far more than the AUC does, so every data
 set and mode is trained with ``--seeds`` random states (default 3): AUCs are pooled over seeds
@@ -38,10 +39,10 @@ Not part of the test suite (about 25 minutes on two CPU cores with 3 seeds). Run
 """
 
 import argparse
-import ast
 import time
 import warnings
 
+import configs
 import numpy as np
 import sklearn
 import torch
@@ -210,16 +211,14 @@ def main():
         nargs="+",
         default=[],
         metavar="PARAM=VALUE",
-        help="constructor parameters on top of the training setting, each VALUE a Python literal",
+        help="constructor parameters on top of the training setting: PARAM=literal or a configs.py variant",
     )
     parser.add_argument("--output", help="also write the table to this Markdown file")
     args = parser.parse_args()
-    overrides = {}
-    for item in args.overrides:
-        name, separator, value = item.partition("=")
-        if not separator:
-            parser.error(f"--set takes PARAM=VALUE, got {item!r}")
-        overrides[name] = ast.literal_eval(value)
+    try:  # configs.py's parser of "param=value" parts, and its check that the estimator accepts each name
+        overrides = configs.resolve("+".join(["defaults", *args.overrides]), SparseTabNetClassifier().get_params())
+    except ValueError as error:
+        parser.error(f"--set: {error}")
     start = time.perf_counter()
     runs = Parallel(n_jobs=args.n_jobs)(
         delayed(run_mode)(k, mode, args.max_epochs, args.entmax_alpha, seed, args.training, overrides)

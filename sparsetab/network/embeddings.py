@@ -168,15 +168,10 @@ class InputEmbedding(nn.Module):
             "indicator_index",
             torch.tensor([numeric.index(j) for j in indicators], dtype=torch.long) if indicators else None,
         )
+        # Read by _embed_numeric only once a piecewise linear encoding exists.
+        self.piecewise_linear_with_value = bool(piecewise_linear_with_value)
         numeric_owners = self._embed_numeric_columns(
-            numeric,
-            cardinalities,
-            numerical_embedding,
-            bin_counts,
-            n_bins,
-            embedding_dim,
-            frequency_scale,
-            bool(piecewise_linear_with_value),
+            numeric, cardinalities, numerical_embedding, bin_counts, n_bins, embedding_dim, frequency_scale
         )
         # Embedded layout: the numeric columns' values or embeddings, their missing indicators, then each
         # categorical embedding. The owner of an embedded column is the input column it comes from.
@@ -197,15 +192,7 @@ class InputEmbedding(nn.Module):
             )
 
     def _embed_numeric_columns(
-        self,
-        numeric,
-        cardinalities,
-        numerical_embedding,
-        bin_counts,
-        n_bins,
-        embedding_dim,
-        frequency_scale,
-        with_value,
+        self, numeric, cardinalities, numerical_embedding, bin_counts, n_bins, embedding_dim, frequency_scale
     ):
         """Build the numerical embedding; return the owner (input column) of each embedded numeric column."""
         if numerical_embedding is not None and numerical_embedding not in NUMERICAL_EMBEDDINGS:
@@ -233,7 +220,6 @@ class InputEmbedding(nn.Module):
         if not encoded:  # every numeric column has few values: nothing to encode, as without the option
             return list(numeric)
         self.numerical_embedding = numerical_embedding
-        self.piecewise_linear_with_value = with_value
         self.numerical = PiecewiseLinearEncoding([counts[numeric[position]] for position in encoded])
         # Positions among the numeric columns; None rather than an empty buffer, which torch.export cannot save.
         self.register_buffer("encoded_position", torch.tensor(encoded, dtype=torch.long), persistent=False)
@@ -242,7 +228,7 @@ class InputEmbedding(nn.Module):
         )
         # Layout of the numeric part: the scalar columns (every numeric column's value, with the option), then
         # each encoded column's bins.
-        values = list(numeric) if with_value else [numeric[position] for position in scalar]
+        values = list(numeric) if self.piecewise_linear_with_value else [numeric[position] for position in scalar]
         return values + [numeric[position] for position in encoded for _ in range(counts[numeric[position]])]
 
     @property
