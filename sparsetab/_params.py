@@ -139,14 +139,15 @@ PARAMETERS = (
     Parameter(
         "virtual_batch_size",
         "auto",
-        [*_at_least(numbers.Integral, 1), StrOptions({"auto"})],
+        # A ghost batch of one row has no variance: every row would normalise to the bias.
+        [*_at_least(numbers.Integral, 2), StrOptions({"auto"})],
         "batch normalisation",
         network_type=int,
     ),
     Parameter(
         "momentum", 0.02, [Interval(numbers.Real, 0, 1, closed="both")], "batch normalisation", network_type=float
     ),
-    Parameter("batch_size", "auto", [*_at_least(numbers.Integral, 1), StrOptions({"auto"})], "training"),
+    Parameter("batch_size", "auto", [*_at_least(numbers.Integral, 2), StrOptions({"auto"})], "training"),
     Parameter("max_epochs", 100, _at_least(numbers.Integral, 1), "training"),
     Parameter("learning_rate", 0.02, [Interval(numbers.Real, 0, None, closed="neither")], "training"),
     Parameter("learning_rate_decay", 1.0, [Interval(numbers.Real, 0, 1, closed="right")], "training"),

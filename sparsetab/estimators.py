@@ -77,12 +77,13 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
     lambda_sparse : float, default=1e-3
         Weight of the sparsity regulariser (mean entropy of the masks) in the loss.
     virtual_batch_size : int or "auto", default="auto"
-        Rows per virtual batch of ghost batch normalisation (paper: ``B_V``). ``"auto"``: the
-        batch size, at most 128. The value used is ``virtual_batch_size_``.
+        Rows per virtual batch of ghost batch normalisation (paper: ``B_V``), at least 2 (the
+        variance of one row is undefined: every row would normalise to the bias). ``"auto"``:
+        the batch size, at most 128. The value used is ``virtual_batch_size_``.
     momentum : float, default=0.02
         Batch norm momentum, PyTorch convention (the paper's ``m_B`` equals ``1 - momentum``).
     batch_size : int or "auto", default="auto"
-        Rows per optimisation step (paper: ``B``). Batches of an epoch have near-equal sizes, so a
+        Rows per optimisation step (paper: ``B``), at least 2. Batches of an epoch have near-equal sizes, so a
         training set smaller than ``batch_size`` still gives one step per epoch. ``"auto"``:
         about 32 steps per epoch, the power of two nearest to ``n_train / 32`` within [32,
         1024] (64 rows for 2,000 training rows, 128 for 4,000, 1,024 from about 23,000 on),
@@ -595,12 +596,13 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
     lambda_sparse : float, default=1e-3
         Weight of the sparsity regulariser (mean entropy of the masks) in the loss.
     virtual_batch_size : int or "auto", default="auto"
-        Rows per virtual batch of ghost batch normalisation (paper: ``B_V``). ``"auto"``: the
-        batch size, at most 128. The value used is ``virtual_batch_size_``.
+        Rows per virtual batch of ghost batch normalisation (paper: ``B_V``), at least 2 (the
+        variance of one row is undefined: every row would normalise to the bias). ``"auto"``:
+        the batch size, at most 128. The value used is ``virtual_batch_size_``.
     momentum : float, default=0.02
         Batch norm momentum, PyTorch convention (the paper's ``m_B`` equals ``1 - momentum``).
     batch_size : int or "auto", default="auto"
-        Rows per optimisation step (paper: ``B``). Batches of an epoch have near-equal sizes, so a
+        Rows per optimisation step (paper: ``B``), at least 2. Batches of an epoch have near-equal sizes, so a
         training set smaller than ``batch_size`` still gives one step per epoch. ``"auto"``:
         about 32 steps per epoch, the power of two nearest to ``n_train / 32`` within [32,
         1024] (64 rows for 2,000 training rows, 128 for 4,000, 1,024 from about 23,000 on),

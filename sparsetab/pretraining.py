@@ -75,12 +75,13 @@ class SparseTabNetPretrainer(
     lambda_sparse : float, default=1e-3
         Weight of the sparsity regulariser (mean entropy of the encoder's masks) in the loss.
     virtual_batch_size : int or "auto", default="auto"
-        Rows per virtual batch of ghost batch normalisation (paper: ``B_V``). ``"auto"``: the
-        batch size, at most 128. The value used is ``virtual_batch_size_``.
+        Rows per virtual batch of ghost batch normalisation (paper: ``B_V``), at least 2 (the
+        variance of one row is undefined: every row would normalise to the bias). ``"auto"``:
+        the batch size, at most 128. The value used is ``virtual_batch_size_``.
     momentum : float, default=0.02
         Batch norm momentum, PyTorch convention (the paper's ``m_B`` equals ``1 - momentum``).
     batch_size : int or "auto", default="auto"
-        Rows per optimisation step (paper: ``B``); the batches of an epoch have near-equal
+        Rows per optimisation step (paper: ``B``), at least 2; the batches of an epoch have near-equal
         sizes. ``"auto"``: about 32 steps per epoch, the power of two nearest to ``n_train /
         32`` within [32, 1024], where ``n_train`` counts the rows after the validation split.
         The value used is ``batch_size_``.

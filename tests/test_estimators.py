@@ -12,7 +12,7 @@ from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from sparsetab import SparseTabNetClassifier, SparseTabNetRegressor
+from sparsetab import SparseTabNetClassifier, SparseTabNetPretrainer, SparseTabNetRegressor
 
 # Short fits stop at max_epochs on purpose; tests that check the warning use pytest.warns.
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
@@ -227,6 +227,17 @@ def test_invalid_parameters_name_the_argument(params, message, make_people_frame
     X, y = make_people_frame(50)
     with pytest.raises(ValueError, match=message):
         SparseTabNetClassifier(**params).fit(X, y)
+
+
+@pytest.mark.parametrize("name", ["batch_size", "virtual_batch_size"])
+@pytest.mark.parametrize("estimator", [SparseTabNetClassifier, SparseTabNetRegressor, SparseTabNetPretrainer])
+def test_batches_of_one_row_are_refused(estimator, name, make_people_frame):
+    # Ghost batch norm over one row is undefined: each row would normalise to the bias, and every
+    # probability would come out 0 or 1.
+    X, y = make_people_frame(50)
+    accepted = r"an int in the range \[2, inf\) or a str among {'auto'}. Got 1 instead"
+    with pytest.raises(ValueError, match=rf"'{name}' parameter .* {accepted}"):
+        estimator(**{name: 1}).fit(X, y)
 
 
 def test_input_errors(fast_params, make_people_frame):
