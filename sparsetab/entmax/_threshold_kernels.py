@@ -46,7 +46,7 @@ import math
 import torch
 from torch import Tensor
 
-from ._validation import compute_dtype
+from ._validation import compute_dtype, propagate_nan_rows
 
 __all__ = [
     "entmax15_closed_form",
@@ -261,7 +261,7 @@ def sparsemax_closed_form(X: Tensor, dim: int) -> Tensor:
     # relu, not clamp: at a tie with the threshold clamp passes the gradient
     # through, while the Jacobian on the support {p > 0} (as in the training
     # path) gives that entry none.
-    return torch.relu(Z - tau).to(X.dtype)
+    return propagate_nan_rows(torch.relu(Z - tau).to(X.dtype), X, dim)
 
 
 def entmax15_closed_form(X: Tensor, dim: int) -> Tensor:
@@ -297,7 +297,7 @@ def entmax15_closed_form(X: Tensor, dim: int) -> Tensor:
     # Evaluating the quadratic only at the support keeps sqrt away from the
     # clamped zeros of other prefixes, whose infinite slope would give NaN.
     tau = mean - safe_sqrt((1 - count * (mean_sq - mean * mean)) / count)
-    return (torch.clamp(Z - tau, min=0) ** 2).to(X.dtype)
+    return propagate_nan_rows((torch.clamp(Z - tau, min=0) ** 2).to(X.dtype), X, dim)
 
 
 # ---------------------------------------------------------------- sort-free solvers
@@ -618,4 +618,3 @@ def entmax15_sortfree(X, dim, k, keep_root=False):
         # A fresh buffer for p, so that the root survives for the backward.
         return root.square().to(X.dtype), root
     return root.square_().to(X.dtype), None
-

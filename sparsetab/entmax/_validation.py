@@ -19,6 +19,7 @@ __all__ = [
     "check_n_iter",
     "check_positive_int",
     "compute_dtype",
+    "propagate_nan_rows",
 ]
 
 # entmax 1.3's SparsemaxBisect passes n_iter=None and means this.
@@ -209,3 +210,29 @@ def compute_dtype(dtype: torch.dtype) -> torch.dtype:
     if dtype == torch.float16 or dtype == torch.bfloat16:
         return torch.float32
     return dtype
+
+
+def propagate_nan_rows(P: Tensor, X: Tensor, dim: int) -> Tensor:
+    """Set every slice of ``P`` whose scores hold a NaN to NaN.
+
+    A NaN score has no place on the simplex: the maps answer such a slice with NaN
+    everywhere, as ``torch.softmax`` does, instead of the finite but meaningless values
+    (outside [0, 1] for some maps) a solver reaches around the NaN. ``-inf`` is not NaN
+    and keeps its meaning (probability 0). Plain torch operations: exportable and
+    scriptable.
+
+    Parameters
+    ----------
+    P : torch.Tensor
+        A map's output, same shape as ``X``.
+    X : torch.Tensor
+        The scores it was computed from.
+    dim : int
+        The dimension the map normalises along.
+
+    Returns
+    -------
+    torch.Tensor
+        ``P`` with the NaN slices filled with NaN, same shape and dtype.
+    """
+    return P.masked_fill(torch.isnan(X).any(dim=dim, keepdim=True), float("nan"))

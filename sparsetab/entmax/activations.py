@@ -307,8 +307,9 @@ def sparsemax(X, dim=-1, k=None, training=True):
         (``float16`` and ``bfloat16`` are computed in ``float32`` internally).
         Entries may be ``-inf`` (always mapped to probability 0, with zero
         gradient); a slice that is entirely ``-inf`` maps to all zeros. A
-        slice containing NaN or ``+inf`` maps to NaN (``training=False``:
-        to NaN or ``inf`` at least at those entries).
+        slice containing NaN maps to NaN everywhere, as softmax's does; one
+        containing ``+inf`` maps to NaN (``training=False``: to NaN or
+        ``inf`` at least at those entries).
     dim : int, default -1
         Dimension along which the output sums to one.
     k : int or None, default None
@@ -389,8 +390,9 @@ def entmax15(X, dim=-1, k=None, training=True):
         Scores of any shape with at least one dimension, any floating dtype
         (``float16`` and ``bfloat16`` are computed in ``float32`` internally).
         ``-inf`` entries get probability 0 and zero gradient; an all ``-inf``
-        slice maps to zeros; a slice with NaN or ``+inf`` maps to NaN
-        (``training=False``: to NaN or ``inf`` at least at those entries).
+        slice maps to zeros; a slice with NaN maps to NaN everywhere, as
+        softmax's does; one with ``+inf`` maps to NaN (``training=False``: to
+        NaN or ``inf`` at least at those entries).
     dim : int, default -1
         Dimension along which the output sums to one.
     k : int or None, default None

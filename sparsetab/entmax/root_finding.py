@@ -35,7 +35,7 @@ import torch
 from torch import nn
 
 from . import _root_kernels as K
-from ._validation import check_input, check_n_iter, compute_dtype
+from ._validation import check_input, check_n_iter, compute_dtype, propagate_nan_rows
 
 __all__ = [
     "entmax_bisect",
@@ -331,7 +331,8 @@ def entmax_bisect(X, alpha=1.5, dim=-1, n_iter=50, ensure_sum_one=True, training
         Scores of any shape with at least one dimension, floating point
         (``float16``/``bfloat16`` are computed in float32 and cast back).
         ``-inf`` entries get probability 0 and gradient 0; an all ``-inf``
-        slice gives an all-zero output (and zero gradient).
+        slice gives an all-zero output (and zero gradient). A slice holding a
+        NaN gives NaN everywhere, as softmax does, on both paths.
     alpha : float or torch.Tensor, default 1.5
         Must be finite and > 0. A tensor must broadcast to ``X`` and have size
         1 along ``dim`` (one ``alpha`` per slice, e.g. shape ``(batch, 1)`` for
@@ -389,7 +390,7 @@ def entmax_bisect(X, alpha=1.5, dim=-1, n_iter=50, ensure_sum_one=True, training
         P = _apply_eagerly(EntmaxBisectFunction, Xc, alpha, dim, n_iter, bool(ensure_sum_one))
     else:
         P = K.entmax_export(Xc, alpha, dim, n_iter, bool(ensure_sum_one))
-    return P.to(X.dtype)
+    return propagate_nan_rows(P.to(X.dtype), X, dim)
 
 
 def _entmax_bisect_iterations(X, alpha=1.5, dim=-1, n_iter=50):
@@ -410,7 +411,8 @@ def sparsemax_bisect(X, dim=-1, n_iter=50, ensure_sum_one=True, training=True):
     Parameters
     ----------
     X : torch.Tensor
-        Scores of any shape with at least one dimension, floating point.
+        Scores of any shape with at least one dimension, floating point. A
+        slice holding a NaN gives NaN everywhere.
     dim : int, default -1
         Dimension along which the output sums to one.
     n_iter : int, default 50
@@ -451,7 +453,7 @@ def sparsemax_bisect(X, dim=-1, n_iter=50, ensure_sum_one=True, training=True):
         P = _apply_eagerly(SparsemaxBisectFunction, Xc, dim, n_iter, bool(ensure_sum_one))
     else:
         P = K.entmax_export(Xc, 2.0, dim, n_iter, bool(ensure_sum_one))
-    return P.to(X.dtype)
+    return propagate_nan_rows(P.to(X.dtype), X, dim)
 
 
 # ---------------------------------------------------------------- normmax
@@ -525,7 +527,8 @@ def normmax_bisect(X, alpha=2, dim=-1, n_iter=50, ensure_sum_one=True, training=
     ----------
     X : torch.Tensor
         Scores of any shape with at least one dimension, floating point
-        (half precision is computed in float32). ``-inf`` entries get 0.
+        (half precision is computed in float32). ``-inf`` entries get 0; a
+        slice holding a NaN gives NaN everywhere.
     alpha : float or torch.Tensor, default 2
         Must be finite and > 1; a tensor must broadcast to ``X`` with size 1
         along ``dim``, and receives a gradient if it requires one.
@@ -573,7 +576,7 @@ def normmax_bisect(X, alpha=2, dim=-1, n_iter=50, ensure_sum_one=True, training=
         P = _apply_eagerly(NormmaxBisectFunction, Xc, alpha, dim, n_iter)
     else:
         P = K.normmax_export(Xc, alpha, dim, n_iter)
-    return P.to(X.dtype)
+    return propagate_nan_rows(P.to(X.dtype), X, dim)
 
 
 # ---------------------------------------------------------------- budget
@@ -691,7 +694,8 @@ def budget_bisect(X, budget=2, dim=-1, n_iter=50, ensure_sum_one=True, training=
     ----------
     X : torch.Tensor
         Scores of any shape with at least one dimension, floating point
-        (half precision is computed in float32). ``-inf`` entries get 0.
+        (half precision is computed in float32). ``-inf`` entries get 0; a
+        slice holding a NaN gives NaN everywhere.
     budget : float or torch.Tensor, default 2
         Must be finite and > 0 and at most the number of finite entries of a
         slice (only ``budget <= X.size(dim)`` is checked); a tensor must
@@ -750,7 +754,7 @@ def budget_bisect(X, budget=2, dim=-1, n_iter=50, ensure_sum_one=True, training=
         P = _apply_eagerly(BudgetBisectFunction, Xc, budget, dim, n_iter, bool(ensure_sum_one))
     else:
         P = K.budget_export(Xc, budget, dim, n_iter)
-    return P.to(X.dtype)
+    return propagate_nan_rows(P.to(X.dtype), X, dim)
 
 
 # ---------------------------------------------------------------- modules

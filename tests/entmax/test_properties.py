@@ -23,7 +23,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch.testing import assert_close
 
-from sparsetab.entmax import entmax15, entmax_bisect, sparsemax
+from sparsetab.entmax import (
+    BudgetBisect,
+    Entmax15,
+    EntmaxBisect,
+    NormmaxBisect,
+    Sparsemax,
+    budget_bisect,
+    entmax15,
+    entmax_bisect,
+    normmax_bisect,
+    sparsemax,
+    sparsemax_bisect,
+)
 
 PROPERTY = settings(max_examples=30, deadline=None)
 
@@ -166,3 +178,68 @@ def test_gradient_in_alpha_is_finite(X, alpha, training, seed):
     assert torch.isfinite(X.grad).all()
     assert alpha.grad.shape == (X.shape[0], 1)
     assert torch.isfinite(alpha.grad).all()
+
+
+NAN_MAPS = {
+    "sparsemax": lambda X, training: sparsemax(X, training=training),
+    "entmax15": lambda X, training: entmax15(X, training=training),
+    "entmax_bisect": lambda X, training: entmax_bisect(X, alpha=1.3, training=training),
+    "entmax_bisect_dense": lambda X, training: entmax_bisect(X, alpha=0.5, training=training),
+    "entmax_bisect_softmax": lambda X, training: entmax_bisect(X, alpha=1.0, training=training),
+    "entmax_bisect_tensor_alpha": lambda X, training: entmax_bisect(
+        X, alpha=torch.full((X.shape[0], 1), 1.7, dtype=X.dtype), training=training
+    ),
+    "sparsemax_bisect": lambda X, training: sparsemax_bisect(X, training=training),
+    "normmax_bisect": lambda X, training: normmax_bisect(X, alpha=2.0, training=training),
+    "budget_bisect": lambda X, training: budget_bisect(X, budget=1.0, training=training),
+}
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("name", sorted(NAN_MAPS))
+@settings(max_examples=20, deadline=None)
+@given(matrices, st.data(), trainings)
+def test_a_nan_score_gives_an_all_nan_row_and_leaves_the_other_rows_alone(name, dtype, X, data, training):
+    # Before, the solvers returned finite values next to the NaN (normmax 2.0, entmax_bisect up to 76), and the
+    # closed forms kept the rest of the row. A NaN row must be NaN everywhere, as softmax's is.
+    X = X.to(dtype)
+    n_rows, n_columns = X.shape
+    nan_rows = data.draw(st.lists(st.booleans(), min_size=n_rows, max_size=n_rows))
+    with_nan = X.clone()
+    for row, has_nan in enumerate(nan_rows):
+        if has_nan:
+            with_nan[row, data.draw(st.integers(0, n_columns - 1))] = float("nan")
+    if n_columns > 1:  # -inf beside the NaN changes nothing; -inf alone keeps its meaning, probability 0
+        with_nan[:, 0] = torch.where(torch.isnan(with_nan[:, 0]), with_nan[:, 0], -torch.inf)
+        X = X.clone()
+        X[:, 0] = -torch.inf
+    result = NAN_MAPS[name](with_nan, training)
+    reference = NAN_MAPS[name](X, training)
+    for row, has_nan in enumerate(nan_rows):
+        if has_nan:
+            assert torch.isnan(result[row]).all()
+        else:
+            # Batched solvers stop when every row has converged, so the NaN row may change the others'
+            # iteration count: equal to the solver's tolerance, not bit for bit.
+            assert_close(result[row], reference[row])
+            assert ((result[row] >= 0) & (result[row] <= 1)).all()
+            if n_columns > 1:
+                assert result[row, 0] == 0
+
+
+@pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated:DeprecationWarning")
+@pytest.mark.parametrize(
+    "module, scripted",
+    [(Sparsemax(), True), (Entmax15(), True)]
+    + [(module, False) for module in (Sparsemax(), Entmax15(), EntmaxBisect(1.3), NormmaxBisect(), BudgetBisect(1.0))],
+)
+def test_modules_in_eval_mode_give_nan_rows_too(module, scripted):
+    # The modules' eval() path is the exportable one (closed forms, fixed iterations); the threshold maps'
+    # is also scriptable.
+    module = module.eval()
+    if scripted:
+        module = torch.jit.script(module)
+    X = torch.tensor([[0.5, float("nan"), 1.0, -0.2], [0.3, 0.1, -1.0, 2.0]])
+    result = module(X)
+    assert torch.isnan(result[0]).all()
+    assert torch.isfinite(result[1]).all() and ((result[1] >= 0) & (result[1] <= 1)).all()
