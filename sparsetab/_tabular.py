@@ -155,13 +155,15 @@ def _is_auto_categorical(series):
     )
 
 
-# pandas.api.types.infer_dtype results (skipna=True) for which every present value is a string or a
-# numbers.Number: a C-level scan that spares the per-value loop below, which was about four fifths of
-# predict's time on data with 33 text columns (kdd_census_income). Others ("boolean": numpy's bool is
-# no numbers.Number; "mixed", "datetime", ...) are decided value by value.
+# pandas.api.types.infer_dtype results (skipna=True) for which every present value is a string, a
+# numbers.Number or a bool (Python's or numpy's): a C-level scan that spares the per-value loop below,
+# which was about four fifths of predict's time on data with 33 text columns (kdd_census_income).
+# Others ("mixed", "datetime", ...) are decided value by value.
 _CATEGORY_VALUE_TYPES = frozenset(
-    {"string", "bytes", "integer", "floating", "mixed-integer-float", "decimal", "complex", "empty"}
+    {"string", "bytes", "integer", "floating", "mixed-integer-float", "decimal", "complex", "boolean", "empty"}
 )
+# numpy's bool is no numbers.Number, but it equals and hashes like Python's bool, so both give one category.
+_CATEGORY_SCALARS = (str, bytes, numbers.Number, np.bool_)
 
 
 def _check_category_values(column):
@@ -170,10 +172,10 @@ def _check_category_values(column):
         return
     for value in column:
         scalar_missing = np.ndim(value) == 0 and pd.isna(value)
-        if not (value is None or isinstance(value, (str, bytes, numbers.Number)) or scalar_missing):
+        if not (value is None or isinstance(value, _CATEGORY_SCALARS) or scalar_missing):
             raise TypeError(
                 f"Column {column.name!r} holds {value!r} of type {type(value).__name__}, which cannot be a "
-                "category: the argument must be a string or a number (or a missing value, None / NaN)."
+                "category: the argument must be a string, a number or a bool (or a missing value, None / NaN)."
             )
 
 

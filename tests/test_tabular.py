@@ -122,11 +122,11 @@ def test_numpy_object_columns_holding_numbers_are_numeric():
     assert encoding.is_categorical_.tolist() == [False, True]
 
 
-@pytest.mark.parametrize("value", [{"foo": "bar"}, [1, 2], np.zeros(2), np.True_, pd.Timestamp(0)])
+@pytest.mark.parametrize("value", [{"foo": "bar"}, [1, 2], np.zeros(2), pd.Timestamp(0)])
 def test_category_values_that_are_not_strings_or_numbers_are_a_type_error(value):
-    # np.True_ and Timestamp are not numbers.Number; a column of them alone is refused too
+    # Timestamp is no numbers.Number; a column of them alone is refused too
     if np.ndim(value) == 0:
-        with pytest.raises(TypeError, match="the argument must be a string or a number"):
+        with pytest.raises(TypeError, match="the argument must be a string, a number or a bool"):
             TabularEncoding(categorical_features=[0]).fit_transform(
                 pd.DataFrame({"c": pd.Series([value, None], dtype=object)})
             )
@@ -135,10 +135,41 @@ def test_category_values_that_are_not_strings_or_numbers_are_a_type_error(value)
     encoding.fit_transform(pd.DataFrame({"colour": pd.Series(values, dtype=object)}))
     values[1] = value
     bad = pd.DataFrame({"colour": pd.Series(values, dtype=object)})
-    with pytest.raises(TypeError, match="Column 'colour' holds .* the argument must be a string or a number"):
+    with pytest.raises(TypeError, match="Column 'colour' holds .* the argument must be a string, a number or a bool"):
         TabularEncoding().fit_transform(bad)
-    with pytest.raises(TypeError, match="the argument must be a string or a number"):
+    with pytest.raises(TypeError, match="the argument must be a string, a number or a bool"):
         encoding.transform(bad)
+
+
+@pytest.mark.parametrize(
+    "python_values, numpy_values",
+    [
+        ([True, False, None, True], [np.True_, np.False_, None, np.True_]),
+        ([3, 7, None, 3], [np.int64(3), np.int32(7), None, np.int8(3)]),
+        ([0.5, 2.0, None, 0.5], [np.float64(0.5), np.float32(2.0), None, np.float64(0.5)]),
+        (["a", 1, None, True], ["a", np.int64(1), None, np.True_]),
+    ],
+)
+@pytest.mark.parametrize("categorical", [True, False])
+def test_numpy_scalars_in_object_columns_are_their_python_values(python_values, numpy_values, categorical):
+    # np.True_ was refused as a category ("not a number"); a column written by numpy code holds numpy scalars,
+    # and the same column read from JSON or a database holds Python ones: both must encode alike, in either
+    # order between fit and predict.
+    if not categorical and isinstance(python_values[0], str):
+        return  # strings are categorical whatever categorical_features says
+    columns = {"c": [0]} if categorical else {}
+    python = pd.DataFrame({"c": pd.Series(python_values, dtype=object), "x": [0.0, 1.0, 2.0, 3.0]})
+    numpy_frame = pd.DataFrame({"c": pd.Series(numpy_values, dtype=object), "x": [0.0, 1.0, 2.0, 3.0]})
+    for fitted_on, other in ((python, numpy_frame), (numpy_frame, python)):
+        encoding = TabularEncoding(categorical_features=columns.get("c", "auto"))
+        encoded = encoding.fit_transform(fitted_on)
+        np.testing.assert_array_equal(encoding.transform(other), encoded)
+        np.testing.assert_array_equal(
+            TabularEncoding(categorical_features=columns.get("c", "auto")).fit_transform(other), encoded
+        )
+    if categorical:
+        assert encoding.is_categorical_.tolist() == [True, False]
+        assert len(encoding.categories_[0]) == len({value for value in python_values if value is not None})
 
 
 def test_numbers_stored_as_text_warn_at_fit_and_a_list_of_categorical_columns_is_explained():
@@ -290,9 +321,7 @@ def test_states_and_pickles_from_before_clipping_standardise_without_clipping():
     new_keys = ("numerical_transform", "random_state", "clip_", "data_min_", "data_max_", "quantiles_", "references_")
     old_state = {name: value for name, value in encoding.get_state().items() if name not in new_keys}
     old_dict = {
-        name: value
-        for name, value in vars(encoding).items()
-        if name not in new_keys + ("quantile_transformer_",)
+        name: value for name, value in vars(encoding).items() if name not in new_keys + ("quantile_transformer_",)
     }
     unpickled = TabularEncoding.__new__(TabularEncoding)
     unpickled.__setstate__(old_dict)  # what pickle.load does with an encoding pickled by the old code
