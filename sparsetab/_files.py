@@ -25,10 +25,21 @@ def atomic_write(path, suffix):
     ------
     str
         The temporary path to write.
+
+    Raises
+    ------
+    FileNotFoundError
+        If the folder of ``path`` does not exist; the message names ``path`` as given.
     """
     # Through a symbolic link, write the file it points to (as open() would), not a file replacing the link.
-    path = os.path.realpath(os.fspath(path))
+    given = os.fspath(path)
+    path = os.path.realpath(given)
     directory = os.path.dirname(path)
+    if not os.path.isdir(directory):  # else mkstemp's error would name the temporary file, not the user's path
+        raise FileNotFoundError(
+            f"Cannot write {given!r}: the folder {os.path.dirname(given) or directory!r} does not exist. Create it "
+            "first (os.makedirs)."
+        )
     handle, temporary = tempfile.mkstemp(dir=directory, prefix=".sparsetab-", suffix=suffix)
     os.close(handle)
     try:

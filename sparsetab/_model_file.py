@@ -195,16 +195,60 @@ def save_estimator(estimator, path):
     return os.fspath(path)
 
 
+# Leading bytes of the files people mistake for model files, with what to tell them (checked in order).
+_PICKLE_ADVICE = (
+    "Read it with pickle.load or joblib.load, which can run arbitrary code: only for a file from a source you "
+    "trust. load_model reads the files that save_model writes"
+)
+_COMPRESSED = {
+    b"\x1f\x8b": "gzip",
+    b"BZh": "bz2",
+    b"\xfd7zXZ\x00": "xz",
+    b"\x5d\x00\x00": "lzma",
+    b"\x04\x22\x4d\x18": "lz4",
+    b"\x28\xb5\x2f\xfd": "zstandard",
+    b"\x78\x01": "zlib",
+    b"\x78\x5e": "zlib",
+    b"\x78\x9c": "zlib",
+    b"\x78\xda": "zlib",
+    b"ZF": "zlib",
+}
+
+
+def _what_the_file_is(path):
+    """A phrase naming what ``path`` holds, judged from its first bytes, and what to do about it."""
+    with open(path, "rb") as handle:
+        head = handle.read(512)
+    if not head:
+        return "an empty file"
+    if head[:1] == b"\x80" or head[:2] in (b"(d", b"(l", b"}q", b"]q"):
+        return f"a pickle (from pickle.dump or joblib.dump?). {_PICKLE_ADVICE}"
+    for magic, name in _COMPRESSED.items():
+        if head.startswith(magic):
+            return f"a {name}-compressed file (from a compressed joblib.dump?). {_PICKLE_ADVICE}"
+    if head.startswith(b"PK\x03\x04"):
+        return (
+            "a zip archive as torch.save writes, but not a complete model file: truncated, or torch.save of "
+            "other objects. Save a fitted estimator with its save_model method"
+        )
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as error:
+        if error.start < len(head) - 4:  # not only a character cut at the end of the 512 bytes
+            return "a binary file of another format"
+    return "a text file"
+
+
 def _read(path):
     try:
         content = torch.load(path, map_location="cpu", weights_only=True)
-    except FileNotFoundError:
+    except (FileNotFoundError, IsADirectoryError, PermissionError):
         raise
-    except Exception as error:  # a truncated archive, another format, or objects weights_only refuses
+    except Exception:  # a truncated archive, another format, or objects weights_only refuses
+        # torch's own message is not repeated: it advises weights_only=False, which would run the file's code.
         raise ValueError(
-            f"{os.fspath(path)!r} is not a readable sparsetab model file ({type(error).__name__}: "
-            f"{str(error).splitlines()[0] if str(error) else ''}). It may be truncated or written by another program."
-        ) from error
+            f"{os.fspath(path)!r} is not a sparsetab model file: it is {_what_the_file_is(path)}."
+        ) from None
     if not isinstance(content, dict) or content.get("format") != FORMAT:
         raise ValueError(f"{os.fspath(path)!r} is not a sparsetab model file (no {FORMAT!r} format marker).")
     version = content.get("format_version")

@@ -2,7 +2,10 @@
 
 import json
 import os
+import pickle
+import re
 
+import joblib
 import numpy as np
 import pytest
 import torch
@@ -107,9 +110,43 @@ def test_a_pickle_payload_is_refused_and_not_run(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     path = tmp_path / "evil.sparsetab"
     torch.save({"format": "sparsetab-model", "payload": _Payload()}, path)
-    with pytest.raises(ValueError, match="not a readable sparsetab model file"):
+    with pytest.raises(ValueError, match="not a sparsetab model file: it is a zip archive as torch.save writes"):
         load_model(path)
     assert not (tmp_path / "PAYLOAD_RAN").exists()
+
+
+@pytest.mark.parametrize(
+    "write, what",
+    [
+        (lambda model, path: path.write_bytes(pickle.dumps(model)), "a pickle"),
+        (lambda model, path: joblib.dump(model, path), "a pickle"),
+        (lambda model, path: joblib.dump(model, path, compress=3), "a zlib-compressed file"),
+        (lambda model, path: joblib.dump(model, path, compress=("gzip", 3)), "a gzip-compressed file"),
+        (lambda model, path: path.write_text("sepal_length,species\n5.1,setosa\n"), "a text file"),
+        (lambda model, path: path.write_bytes(bytes(range(256)) * 4), "a binary file of another format"),
+        (lambda model, path: path.write_bytes(b""), "an empty file"),
+    ],
+)
+def test_files_of_other_kinds_are_named_and_torch_advice_is_not_repeated(classifier, tmp_path, write, what):
+    # torch's message advised weights_only=False, which would run the file's code.
+    path = tmp_path / "model.sparsetab"
+    write(classifier, path)
+    with pytest.raises(
+        ValueError, match=f"'{re.escape(str(path))}' is not a sparsetab model file: it is {what}"
+    ) as info:
+        load_model(path)
+    assert "weights_only" not in str(info.value)
+    if what.startswith("a pickle") or what.endswith("-compressed file"):
+        assert "pickle.load or joblib.load" in str(info.value) and "source you trust" in str(info.value)
+
+
+def test_saving_into_a_missing_folder_names_the_path_given(classifier, tmp_path):
+    # The error named the temporary file next to it (.sparsetab-XXXX.tmp), a path the user never wrote.
+    path = tmp_path / "no such folder" / "model.sparsetab"
+    message = f"Cannot write '{re.escape(str(path))}': the folder '{re.escape(str(path.parent))}' does not exist"
+    with pytest.raises(FileNotFoundError, match=message):
+        classifier.save_model(path)
+    assert not path.parent.exists()
 
 
 def test_damaged_foreign_and_newer_files_give_clear_errors(classifier, tmp_path):
@@ -117,11 +154,11 @@ def test_damaged_foreign_and_newer_files_give_clear_errors(classifier, tmp_path)
     data = open(path, "rb").read()
     truncated = tmp_path / "truncated.sparsetab"
     truncated.write_bytes(data[: len(data) // 2])
-    with pytest.raises(ValueError, match="not a readable sparsetab model file"):
+    with pytest.raises(ValueError, match="not a sparsetab model file: it is a zip archive .* truncated"):
         load_model(truncated)
     garbage = tmp_path / "garbage.sparsetab"
     garbage.write_bytes(b"not a model at all")
-    with pytest.raises(ValueError, match="not a readable sparsetab model file"):
+    with pytest.raises(ValueError, match="not a sparsetab model file: it is a text file"):
         load_model(garbage)
     foreign = tmp_path / "foreign.pt"
     torch.save({"weights": torch.ones(3)}, foreign)
