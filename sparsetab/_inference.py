@@ -13,6 +13,7 @@ from ._export import EXPORT_FORMATS, export_network
 from ._model_file import save_estimator
 from ._runtime import torch_threads
 from ._tabular import feature_names
+from ._warnings import warn
 from .network import ensemble_members
 
 __all__ = ["INFERENCE_BATCH_ROWS", "InferenceMixin", "check_finite", "encoded_batches", "forward_in_batches"]
@@ -49,12 +50,30 @@ def encoded_batches(tabular_encoding, frame, device):
     ------
     ValueError
         If a numeric column holds strings or infinities.
+
+    Warns
+    -----
+    UserWarning
+        Once, after the last slice, if some rows have numeric values far outside the training range
+        (:meth:`TabularEncoding.transform_with_range_report`), with their count and the columns.
     """
     if frame.shape[0] > INFERENCE_BATCH_ROWS:
         tabular_encoding.check(frame)
+    n_outside, outside_columns = 0, np.zeros(frame.shape[1], dtype=bool)
     for start in range(0, frame.shape[0], INFERENCE_BATCH_ROWS):
         rows = frame.iloc[start : start + INFERENCE_BATCH_ROWS]
-        yield torch.from_numpy(tabular_encoding.transform(rows)).to(device)
+        encoded, outside_rows, outside = tabular_encoding.transform_with_range_report(rows)
+        n_outside += int(outside_rows.sum())
+        outside_columns |= outside
+        yield torch.from_numpy(encoded).to(device)
+    if n_outside:
+        names = ", ".join(repr(str(name)) for name in frame.columns[outside_columns])
+        warn(
+            f"{n_outside} of {frame.shape[0]} rows have values far outside the range seen at fit (beyond [min - "
+            f"range, max + range]) in column(s) {names}. They are clipped to the training range, so the outputs "
+            "for these rows are extrapolations from the edge of the training data.",
+            UserWarning,
+        )
 
 
 def forward_in_batches(network, batches, forward):
@@ -253,6 +272,13 @@ class InferenceMixin:
             infinities, or the network's outputs are not finite for some row.
         TypeError
             If ``per_member`` is not a bool.
+
+        Warns
+        -----
+        UserWarning
+            Once per call, when some rows have numeric values far outside the range seen at fit
+            (beyond ``[min - r, max + r]``, ``r = max - min`` of the column at fit), with their count
+            and the columns. Such values are clipped to the training range before the network.
 
         References
         ----------

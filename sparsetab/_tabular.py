@@ -352,6 +352,45 @@ class TabularEncoding:
         """
         return self._assemble(frame, self._numeric_block(frame))
 
+    def transform_with_range_report(self, frame):
+        """:meth:`transform`, and which rows and numeric columns lie far outside the training range.
+
+        A value is far outside when it lies beyond ``[data_min_ - r, data_max_ + r]``, with ``r =
+        data_max_ - data_min_`` the column's range at fit (so any other value of a column constant at
+        fit). The encoding clips such values to the range, so the network never sees them; the
+        report lets the caller warn that the prediction is an extrapolation.
+
+        Parameters
+        ----------
+        frame : pandas.DataFrame of shape (n_samples, n_features)
+
+        Returns
+        -------
+        encoded : numpy.ndarray of shape (n_samples, n_features), float32
+            As :meth:`transform` returns it.
+        outside_rows : numpy.ndarray of shape (n_samples,), bool
+            Rows with at least one value far outside. All False for an encoding restored from
+            before clipping existed (``clip_`` False), which has no range.
+        outside_columns : numpy.ndarray of shape (n_features,), bool
+            Columns with at least one value far outside.
+
+        Raises
+        ------
+        ValueError
+            If a numeric column holds strings or infinities.
+        """
+        numeric = self._numeric_block(frame)
+        outside_columns = np.zeros(frame.shape[1], dtype=bool)
+        if not self.clip_:
+            return self._assemble(frame, numeric), np.zeros(frame.shape[0], dtype=bool), outside_columns
+        numeric_columns = ~self.is_categorical_
+        low, high = self.data_min_[numeric_columns], self.data_max_[numeric_columns]
+        spread = high - low
+        with np.errstate(invalid="ignore"):  # NaN compares False: a missing value is never outside
+            outside = (numeric < low - spread) | (numeric > high + spread)
+        outside_columns[numeric_columns] = outside.any(axis=0)
+        return self._assemble(frame, numeric), outside.any(axis=1), outside_columns
+
     def unseen_share(self, frame):
         """Share of each categorical column's present values that are not categories seen at fit.
 

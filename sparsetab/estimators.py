@@ -494,6 +494,13 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
             If the estimator is not fitted.
         ValueError
             If ``X`` does not have the columns seen at fit.
+
+        Warns
+        -----
+        UserWarning
+            Once per call, when some rows have numeric values far outside the range seen at fit
+            (beyond ``[min - r, max + r]``, ``r = max - min`` of the column at fit), with their count
+            and the columns. Such values are clipped to the training range before the network.
         """
         check_is_fitted(self)
         return self._target_kind().predict_proba(self._raw_output(X))
@@ -519,6 +526,13 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
             If the estimator is not fitted.
         ValueError
             If ``X`` does not have the columns seen at fit.
+
+        Warns
+        -----
+        UserWarning
+            Once per call, when some rows have numeric values far outside the range seen at fit
+            (beyond ``[min - r, max + r]``, ``r = max - min`` of the column at fit), with their count
+            and the columns. Such values are clipped to the training range before the network.
         """
         check_is_fitted(self)
         return self._target_kind().predict(self._raw_output(X))
@@ -930,6 +944,13 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
             If the estimator is not fitted.
         ValueError
             If ``X`` does not have the columns seen at fit.
+
+        Warns
+        -----
+        UserWarning
+            Once per call, when some rows have numeric values far outside the range seen at fit
+            (beyond ``[min - r, max + r]``, ``r = max - min`` of the column at fit), with their count
+            and the columns. Such values are clipped to the training range before the network.
         """
         check_is_fitted(self)
         return self._target_kind().predict(self._raw_output(X))

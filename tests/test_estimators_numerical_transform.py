@@ -1,12 +1,16 @@
 """numerical_transform and the clipping of numeric inputs to the training range, through the estimators."""
 
 import pickle
+import re
+import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV
 
+import sparsetab._inference
 from sparsetab import SparseTabNetClassifier, SparseTabNetRegressor
 
 # Short fits stop at max_epochs on purpose.
@@ -83,3 +87,50 @@ def test_grid_search_over_numerical_transform(one_step_params):
     ).fit(X, y)
     assert [params["numerical_transform"] for params in search.cv_results_["params"]] == TRANSFORMS
     assert np.isfinite(search.cv_results_["mean_test_score"]).all()
+
+
+FAR_OUTSIDE = r"of (\d+) rows have values far outside the range seen at fit \(beyond \[min - range, max \+ range\]\)"
+
+
+def _one_warning(call):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        call()
+    outside = [warning for warning in caught if re.search(FAR_OUTSIDE, str(warning.message))]
+    assert len(outside) == 1, [str(warning.message) for warning in caught]
+    assert outside[0].category is UserWarning and outside[0].filename == __file__  # names the caller's line
+    return str(outside[0].message)
+
+
+@pytest.mark.parametrize("method", ["predict", "predict_proba", "explain"])
+def test_rows_far_outside_the_training_range_warn_once_per_call_with_their_count_and_columns(
+    method, fast_params, monkeypatch
+):
+    # A California row with an average occupancy of 1,243, where training rows stay below 100, was predicted
+    # at 217.6 without a word. Here [0.5, 5] at fit: r = 4.5, so far outside means below -4 or above 9.5.
+    monkeypatch.setattr(sparsetab._inference, "INFERENCE_BATCH_ROWS", 16)  # the count spans every slice
+    X, y = _regression_data()
+    frame = pd.DataFrame(X, columns=["income", "rooms", "occupancy"])
+    model = SparseTabNetClassifier(max_epochs=1, **fast_params).fit(frame, y > np.median(y))
+    far = frame.iloc[:40].copy()
+    far.iloc[3, 2] = 1243.0
+    far.iloc[30, 0] = -4.01
+    far.iloc[31, 2] = 9.49  # outside [min, max], but within one range of it: not counted
+    far.iloc[35, 1] = np.nan  # missing is never outside
+    message = _one_warning(lambda: getattr(model, method)(far))
+    assert message.startswith("2 of 40 rows have values far outside") and "column(s) 'income', 'occupancy'." in message
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        getattr(model, method)(frame)  # the training rows themselves: no warning
+        getattr(model, method)(far.drop(index=far.index[[3, 30]]))
+
+
+def test_models_saved_before_clipping_do_not_warn(fast_params):
+    X, y = _regression_data()
+    model = SparseTabNetRegressor(max_epochs=1, **fast_params).fit(X, y)
+    far = X[:4] * 1000
+    _one_warning(lambda: model.predict(far))
+    model._tabular_encoding.clip_ = False  # the state a pickle from before clipping restores
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model.predict(far)
