@@ -160,7 +160,7 @@ PARAMETERS = (
         legacy="exponential",
     ),
     Parameter("warmup_epochs", 5, _at_least(numbers.Real, 0), "training", legacy=0),
-    Parameter("weight_decay", 0.0, _at_least(numbers.Real, 0), "training", legacy=0.0),
+    Parameter("weight_decay", 0.01, _at_least(numbers.Real, 0), "training", legacy=0.0),
     Parameter("entmax_mode", "sparsemax", [StrOptions(set(ENTMAX_MODES))], "architecture", network_type=str),
     Parameter("entmax_alpha", 1.5, [Interval(numbers.Real, 1, 2, closed="both")], "architecture", network_type=float),
     Parameter(

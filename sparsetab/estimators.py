@@ -112,10 +112,13 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
         value over the first ``warmup_epochs`` epochs, step by step (Goyal et al., 2017,
         "Accurate, large minibatch SGD", section 2.2), and at most over half of ``max_epochs``
         (a short fit still reaches the full rate). 0: no warm-up.
-    weight_decay : float, default=0.0
+    weight_decay : float, default=0.01
         Decoupled weight decay (AdamW: Loshchilov and Hutter, 2019, "Decoupled weight decay
         regularization", Algorithm 2): each step also shrinks every weight by ``learning_rate
-        * weight_decay`` times itself (at the step's scheduled rate). 0: plain Adam.
+        * weight_decay`` times itself (at the step's scheduled rate). 0: plain Adam. The
+        default is torch's AdamW default; on 3 seeds it lowered the error of letter_recognition,
+        higgs_sample and bank_marketing by 3-6% and raised california_housing's by 2%
+        (README, ablation). Models saved before this parameter existed load with 0.
     entmax_mode : {"sparsemax", "entmax15", "constant", "adaptive"}, default="sparsemax"
         The sparse map of the attentive transformers: sparsemax (alpha = 2), 1.5-entmax,
         alpha-entmax with the fixed ``entmax_alpha``, or alpha-entmax with one alpha per
@@ -645,10 +648,13 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
         value over the first ``warmup_epochs`` epochs, step by step (Goyal et al., 2017,
         "Accurate, large minibatch SGD", section 2.2), and at most over half of ``max_epochs``
         (a short fit still reaches the full rate). 0: no warm-up.
-    weight_decay : float, default=0.0
+    weight_decay : float, default=0.01
         Decoupled weight decay (AdamW: Loshchilov and Hutter, 2019, "Decoupled weight decay
         regularization", Algorithm 2): each step also shrinks every weight by ``learning_rate
-        * weight_decay`` times itself (at the step's scheduled rate). 0: plain Adam.
+        * weight_decay`` times itself (at the step's scheduled rate). 0: plain Adam. The
+        default is torch's AdamW default; on 3 seeds it lowered the error of letter_recognition,
+        higgs_sample and bank_marketing by 3-6% and raised california_housing's by 2%
+        (README, ablation). Models saved before this parameter existed load with 0.
     entmax_mode : {"sparsemax", "entmax15", "constant", "adaptive"}, default="sparsemax"
         The sparse map of the attentive transformers: sparsemax (alpha = 2), 1.5-entmax,
         alpha-entmax with the fixed ``entmax_alpha``, or alpha-entmax with one alpha per
