@@ -20,6 +20,7 @@ runs no code from the file. It holds:
   truncated or edited file is refused instead of giving a silently different model.
 """
 
+import decimal
 import hashlib
 import json
 import os
@@ -30,7 +31,7 @@ import torch
 
 from ._files import atomic_write
 from ._runtime import device_available
-from ._tabular import TabularEncoding
+from ._tabular import TabularEncoding, feature_names
 from ._version import __version__
 from ._warnings import warn
 from .network import TabNet, TabNetEnsemble
@@ -56,6 +57,8 @@ class _Codec:
             return value
         if isinstance(value, np.generic):
             return {"__numpy_scalar__": value.item(), "dtype": value.dtype.str}
+        if isinstance(value, decimal.Decimal):
+            return {"__decimal__": str(value)}  # str round-trips every Decimal exactly, NaN and signs included
         if isinstance(value, np.ndarray):
             if value.dtype.kind == "O":
                 items = [self.encode(item, where) for item in value.ravel()]
@@ -100,6 +103,8 @@ def _decode(value, tensors):
         return array.reshape(value["shape"])
     if "__numpy_scalar__" in value:
         return np.dtype(value["dtype"]).type(value["__numpy_scalar__"])
+    if "__decimal__" in value:
+        return decimal.Decimal(value["__decimal__"])
     if "__dtype__" in value:
         return np.dtype(value["__dtype__"])
     if "__tensor__" in value:
@@ -130,6 +135,23 @@ def _digest(metadata, tensors):
     return digest.hexdigest()
 
 
+# The category types a model file stores (numpy scalars: those of numeric, bool and str dtypes).
+_CATEGORY_TYPES = (str, bool, int, float, decimal.Decimal, np.number, np.bool_, np.str_)
+
+
+def _check_category_types(estimator):
+    names = feature_names(estimator)
+    for position, categories in estimator._tabular_encoding.categories_.items():
+        for category in categories:
+            if not isinstance(category, _CATEGORY_TYPES):
+                raise ValueError(
+                    f"Column {str(names[position])!r} has the category {category!r} of type {type(category).__name__}, "
+                    "which a model file cannot store (it stores str, bool, int, float, numpy scalars and "
+                    "decimal.Decimal). Convert the column (for example with astype(str)), or save with pickle or "
+                    "joblib."
+                )
+
+
 def save_estimator(estimator, path):
     """Write a fitted estimator to a model file (see the module docstring).
 
@@ -147,10 +169,15 @@ def save_estimator(estimator, path):
 
     Raises
     ------
+    ValueError
+        If a categorical column has a category of a type the format cannot store (it stores
+        str, bool, int, float, numpy scalars and ``decimal.Decimal``), naming the column and
+        the type; fit and pickle work with any category.
     TypeError
         If a parameter or fitted attribute holds a value the format cannot store (e.g. a
         callable ``scoring``).
     """
+    _check_category_types(estimator)
     codec = _Codec()
     params = {
         name: codec.encode(value, f"parameter {name}")

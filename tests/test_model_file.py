@@ -1,5 +1,7 @@
 """save_model / load_model: one safe, versioned file that round-trips the whole fitted estimator."""
 
+import decimal
+import fractions
 import json
 import os
 import pickle
@@ -7,6 +9,7 @@ import re
 
 import joblib
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 from sklearn.exceptions import NotFittedError
@@ -242,3 +245,45 @@ def test_round_trip_keeps_the_numerical_transform_and_the_clipping(transform, tm
     far = X[:10] * np.array([1.0, 1e3, -1e3])
     np.testing.assert_array_equal(loaded.predict(far), model.predict(far))
     np.testing.assert_array_equal(loaded.predict(far), model.predict(np.clip(far, np.nanmin(X, 0), np.nanmax(X, 0))))
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        ["a", "b"],
+        [True, False],
+        [1, 2],
+        [0.5, 1.5],
+        [np.int64(1), np.float64(2.5)],
+        [np.True_, np.False_],
+        [decimal.Decimal("1.5"), decimal.Decimal("-0.25")],
+    ],
+    ids=["str", "bool", "int", "float", "numpy numbers", "numpy bool", "Decimal"],
+)
+def test_categories_of_every_storable_type_round_trip(values, tmp_path):
+    # Decimal categories made save_model fail with a TypeError naming a fitted attribute, not the column.
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(
+        {"a": rng.normal(size=120), "c": pd.Series([values[i] for i in rng.integers(0, 2, 120)], dtype=object)}
+    )
+    y = (X["a"] > 0).astype(int)
+    model = SparseTabNetClassifier(n_d=4, n_a=4, max_epochs=1, categorical_features=["c"], random_state=0).fit(X, y)
+    restored = load_model(model.save_model(tmp_path / "model.sparsetab"))
+    original_categories = model._tabular_encoding.categories_
+    restored_categories = restored._tabular_encoding.categories_
+    assert restored_categories.keys() == original_categories.keys()
+    for position, categories in original_categories.items():
+        assert [(type(c), c) for c in restored_categories[position]] == [(type(c), c) for c in categories]
+    np.testing.assert_array_equal(restored.predict_proba(X), model.predict_proba(X))
+
+
+def test_a_category_type_a_model_file_cannot_store_is_a_value_error_naming_the_column(tmp_path):
+    X = pd.DataFrame(
+        {"a": np.arange(60.0), "ratio": pd.Series([fractions.Fraction(1, 3), fractions.Fraction(1, 2)] * 30)}
+    )
+    y = np.arange(60) % 2
+    model = SparseTabNetClassifier(n_d=4, n_a=4, max_epochs=1, categorical_features=["ratio"], random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match=r"Column 'ratio' has the category Fraction\(1, 3\) of type Fraction"):
+        model.save_model(tmp_path / "model.sparsetab")
+    assert not (tmp_path / "model.sparsetab").exists()
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(model)).predict(X), model.predict(X))  # pickle works
