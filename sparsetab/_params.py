@@ -42,6 +42,7 @@ __all__ = [
     "PARAMETERS",
     "PRETRAINED_PARAMETERS",
     "Parameter",
+    "constant_groups",
     "fit_bin_edges",
     "network_config",
     "parameter_constraints",
@@ -358,7 +359,33 @@ def network_config(
     config["missing_indicators"] = np.flatnonzero(tabular_encoding.has_missing_).tolist()
     config["bin_counts"] = None if bin_counts is None else [int(count) for count in bin_counts]
     config["piecewise_linear_with_value"] = bool(piecewise_linear_with_value)
+    config["constant_groups"] = constant_groups(tabular_encoding, groups)
     return config
+
+
+def constant_groups(tabular_encoding, groups):
+    """The attention groups whose every column carried no information at fit.
+
+    Parameters
+    ----------
+    tabular_encoding : TabularEncoding
+        The fitted tabular encoding (its ``constant_`` columns).
+    groups : list of list of int or None
+        The attention groups; None for one group per column.
+
+    Returns
+    -------
+    list of int
+        Indices of the groups made only of ``constant_`` columns; empty when every group is
+        (nothing to attend to then: the network attends as if none were), or for an encoding
+        restored from before the rule.
+    """
+    constant = tabular_encoding.constant_
+    if constant is None:
+        return []
+    members = [[j] for j in range(len(constant))] if groups is None else groups
+    indices = [index for index, columns in enumerate(members) if all(constant[j] for j in columns)]
+    return [] if len(indices) == len(members) else indices
 
 
 def training_config(estimator, *, batch_size, early_stopping, incremental=False, epoch_offset=0):

@@ -29,6 +29,7 @@ from sklearn.utils.validation import validate_data
 from ._warnings import warn
 
 __all__ = [
+    "FLAT_TOLERANCE",
     "NUMERICAL_TRANSFORMS",
     "QUANTILE_SUBSAMPLE",
     "TabularEncoding",
@@ -42,6 +43,10 @@ NUMERICAL_TRANSFORMS = ("standard", "quantile")
 # Rows a quantile fit reads at most (a seeded random subset above): the quantiles' sampling error
 # is then far below the spacing of 1,000 quantiles, and the fit's memory stays bounded.
 QUANTILE_SUBSAMPLE = 1_000_000
+# A numeric column whose present training values span at most this fraction of their magnitude is flat:
+# nine significant digits agree, which is float64 rounding noise of computed values or a stuck sensor's
+# jitter, not a signal. Standardised, such a spread would become unit variance.
+FLAT_TOLERANCE = 1e-9
 
 
 def quantile_count(n_rows):
@@ -245,7 +250,18 @@ class TabularEncoding:
         for categorical columns and columns missing everywhere); None when ``clip_`` is False.
     quantile_transformer_ : sklearn.preprocessing.QuantileTransformer or None
         With ``numerical_transform="quantile"``, the quantile map of the numeric columns that
-        are not constant at fit (in column order); else None.
+        are not flat at fit (in column order); else None.
+    flat_ : numpy.ndarray of shape (n_features,), bool, or None
+        Numeric columns whose present values at fit span at most :data:`FLAT_TOLERANCE` times
+        their magnitude, ``max - min <= FLAT_TOLERANCE * max(|min|, |max|)`` (every constant
+        column; False for categorical columns). Both transforms encode their present values as
+        0, so rounding noise is not blown up to unit variance. None for an encoding restored
+        from before this rule, which keeps its own (exactly constant columns only).
+    constant_ : numpy.ndarray of shape (n_features,), bool, or None
+        Columns that carry no information at fit: flat numeric columns without missing values
+        (or missing everywhere), and categorical columns with one category and no missing
+        value. The network gives them attention 0. None for an encoding restored from before
+        this rule.
     """
 
     def __init__(self, categorical_features="auto", numerical_transform="standard", random_state=None):
@@ -259,6 +275,7 @@ class TabularEncoding:
         defaults = {"numerical_transform": "standard", "random_state": None}
         if "is_categorical_" in state:
             defaults.update(clip_=False, data_min_=None, data_max_=None, quantile_transformer_=None)
+            defaults.update(flat_=None, constant_=None)
         self.__dict__.update({**defaults, **state})
 
     def fit_transform(self, frame):
@@ -301,6 +318,8 @@ class TabularEncoding:
         self.has_missing_ = np.zeros(frame.shape[1], dtype=bool)
         self.data_min_ = np.zeros(frame.shape[1])
         self.data_max_ = np.zeros(frame.shape[1])
+        self.flat_ = np.zeros(frame.shape[1], dtype=bool)
+        self.constant_ = np.zeros(frame.shape[1], dtype=bool)
         if numeric.shape[1]:
             observed = ~np.isnan(numeric)
             counts = observed.sum(axis=0)
@@ -320,6 +339,12 @@ class TabularEncoding:
             high = np.where(observed, numeric, -np.inf).max(axis=0)
             self.data_min_[~self.is_categorical_] = np.where(present, low, 0.0)
             self.data_max_[~self.is_categorical_] = np.where(present, high, 0.0)
+            magnitude = np.maximum(np.abs(low), np.abs(high))
+            flat = ~present | (high - low <= FLAT_TOLERANCE * np.where(present, magnitude, 0.0))
+            self.flat_[~self.is_categorical_] = flat
+            self.constant_[~self.is_categorical_] = flat & ((counts == numeric.shape[0]) | ~present)
+        for j, categories in self.categories_.items():
+            self.constant_[j] = len(categories) <= 1 and not frame.iloc[:, j].isna().any()
         self.clip_ = True
         self.quantile_transformer_ = None
         varying = self._varying()
@@ -420,8 +445,8 @@ class TabularEncoding:
         dict
             The parameters ``categorical_features``, ``numerical_transform`` and
             ``random_state``, the fitted attributes ``is_categorical_``, ``categories_``,
-            ``center_``, ``scale_``, ``has_missing_``, ``clip_``, ``data_min_`` and
-            ``data_max_``, and the quantile map's ``quantiles_`` (numpy.ndarray of shape
+            ``center_``, ``scale_``, ``has_missing_``, ``clip_``, ``data_min_``,
+            ``data_max_``, ``flat_`` and ``constant_``, and the quantile map's ``quantiles_`` (numpy.ndarray of shape
             (n_quantiles, n_varying)) and ``references_`` (of shape (n_quantiles,)), None
             without one.
         """
@@ -437,6 +462,8 @@ class TabularEncoding:
             "clip_",
             "data_min_",
             "data_max_",
+            "flat_",
+            "constant_",
         )
         state = {name: getattr(self, name) for name in names}
         quantiles = self.quantile_transformer_
@@ -467,6 +494,8 @@ class TabularEncoding:
         encoding.clip_ = bool(state.get("clip_", False))
         encoding.data_min_ = state.get("data_min_")
         encoding.data_max_ = state.get("data_max_")
+        encoding.flat_ = state.get("flat_")
+        encoding.constant_ = state.get("constant_")
         encoding.quantile_transformer_ = None
         if state.get("quantiles_") is not None:
             # The fitted attributes of scikit-learn's QuantileTransformer are all its transform reads.
@@ -532,9 +561,11 @@ class TabularEncoding:
         return out
 
     def _varying(self):
-        """Which numeric columns (in column order) took more than one value at fit."""
+        """Which numeric columns (in column order) are not flat at fit (``flat_``)."""
         numeric_columns = ~self.is_categorical_
-        return self.data_min_[numeric_columns] < self.data_max_[numeric_columns]
+        if self.flat_ is None:  # restored from before the flat rule: exactly constant columns only
+            return self.data_min_[numeric_columns] < self.data_max_[numeric_columns]
+        return ~self.flat_[numeric_columns]
 
     def _transform_numeric(self, numeric):
         """The network's values of the numeric block (float64, NaN where missing); never writes to ``numeric``."""
@@ -545,8 +576,11 @@ class TabularEncoding:
         # np.clip keeps NaN, and is the identity on the training rows, so a fit is unchanged by it.
         clipped = np.clip(numeric, self.data_min_[numeric_columns], self.data_max_[numeric_columns])
         if self.numerical_transform == "standard":
-            return (clipped - center) / scale
-        # Constant columns (and columns missing everywhere) carry no information: present values are 0.
+            standardised = (clipped - center) / scale
+            if self.flat_ is None:
+                return standardised
+            return np.where(self.flat_[numeric_columns] & ~np.isnan(clipped), 0.0, standardised)
+        # Flat columns (and columns missing everywhere) carry no information: present values are 0.
         result = np.where(np.isnan(clipped), np.nan, 0.0)
         if self.quantile_transformer_ is not None:
             varying = self._varying()

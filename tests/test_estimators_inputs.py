@@ -1,6 +1,9 @@
 """Predict-time input checks: each bad input gets its documented behaviour and a message naming what was expected."""
 
+import warnings
+
 import numpy as np
+import pandas as pd
 import pytest
 import scipy.sparse
 import torch
@@ -102,9 +105,11 @@ def test_inputs_are_encoded_in_bounded_slices(model, monkeypatch, make_people_fr
     monkeypatch.setattr(sparsetab._inference, "INFERENCE_BATCH_ROWS", 40)
     X, _ = _people(make_people_frame, 100, seed=2)
     sizes = []
-    transform = model._tabular_encoding.transform
+    transform = model._tabular_encoding.transform_with_range_report
     monkeypatch.setattr(
-        model._tabular_encoding, "transform", lambda frame: sizes.append(len(frame)) or transform(frame)
+        model._tabular_encoding,
+        "transform_with_range_report",
+        lambda frame: sizes.append(len(frame)) or transform(frame),
     )
     proba = model.predict_proba(X)
     explanation = model.explain(X)
@@ -128,3 +133,69 @@ def test_non_finite_network_outputs_are_an_error_not_nan_predictions(fast_params
         model.network_.head.bias.fill_(float("nan"))  # weights gone bad (e.g. edited by hand)
     with pytest.raises(ValueError, match="not finite"):
         model.predict(X[:5])
+
+
+def _with_constant_columns(n_rows=300, seed=0):
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame({"signal": rng.normal(size=n_rows), "noise": rng.normal(size=n_rows)})
+    X["stuck"] = 5.0  # a sensor stuck during the training window
+    X["jitter"] = 5.0 + 1e-12 * rng.integers(0, 3, n_rows)  # a handful of values, a spread of 2e-12
+    X["plant"] = "north"  # one category, never missing
+    return X, (X["signal"] > 0).astype(int).to_numpy()
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        dict(numerical_embedding="piecewise_linear"),
+        dict(numerical_embedding=None),
+        dict(numerical_embedding="periodic"),
+        dict(numerical_embedding="piecewise_linear", numerical_transform="quantile"),
+        dict(numerical_embedding=None, entmax_mode="entmax15"),
+        dict(numerical_embedding=None, entmax_mode="adaptive"),
+    ],
+    ids=["ple", "scalar", "periodic", "quantile", "entmax15", "adaptive"],
+)
+def test_columns_constant_at_fit_have_no_effect_and_importance_zero(settings, fast_params):
+    # The input batch norm kept a variance of about 1e-12 for such a column, and a change of 0.1 at predict
+    # moved a probability from 0.41 to 0.9999.
+    X, y = _with_constant_columns()
+    model = SparseTabNetClassifier(max_epochs=3, **fast_params, **settings).fit(X, y)
+    assert model._network_config["constant_groups"] == [2, 3, 4]
+    reference = model.predict_proba(X.iloc[:20])
+    rng = np.random.default_rng(1)
+    for value in (5.1, 0.0, -3.0, 1e6, 5.0 + 1e-12):
+        for column in ("stuck", "jitter"):
+            changed = X.iloc[:20].copy()
+            changed[column] = value + rng.normal(size=20) * (value != 5.1)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)  # far outside the training range
+                np.testing.assert_array_equal(model.predict_proba(changed), reference)
+    changed = X.iloc[:20].assign(plant=["south", "north"] * 10)  # an unseen category
+    np.testing.assert_array_equal(model.predict_proba(changed), reference)
+    np.testing.assert_array_equal(model.feature_importances_[2:], 0.0)
+    assert model.feature_importances_[0] > 0
+    explanation = model.explain(X.iloc[:20])
+    np.testing.assert_array_equal(explanation.step_masks[:, :, 2:], 0.0)
+    np.testing.assert_allclose(explanation.step_masks.sum(axis=2), 1.0, atol=1e-5)
+
+
+def test_a_constant_column_with_missing_values_is_informative_and_all_constant_columns_still_fit(fast_params):
+    X, y = _with_constant_columns(120)
+    X.loc[X.index[::3], "stuck"] = np.nan  # whether the sensor answered is a signal
+    X.loc[X.index[::4], "plant"] = None
+    model = SparseTabNetClassifier(max_epochs=1, **fast_params).fit(X, y)
+    assert model._network_config["constant_groups"] == [3]
+    # With every column constant, nothing would be left to attend to: no column is masked.
+    constant = pd.DataFrame({"a": [1.0] * 60, "b": ["x"] * 60})
+    model = SparseTabNetClassifier(max_epochs=1, **fast_params).fit(constant, np.arange(60) % 2)
+    assert model._network_config["constant_groups"] == []
+    np.testing.assert_allclose(model.explain(constant).step_masks.sum(axis=2), 1.0, atol=1e-5)
+
+
+def test_a_group_is_masked_only_when_all_its_columns_are_constant(fast_params):
+    X, y = _with_constant_columns(120)
+    grouped = [["stuck", "jitter"], ["noise", "plant"]]
+    model = SparseTabNetClassifier(max_epochs=1, grouped_features=grouped, **fast_params).fit(X, y)
+    # groups in order of their first column: [signal], [noise, plant], [stuck, jitter]
+    assert model._network_config["constant_groups"] == [2]

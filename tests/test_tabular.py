@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from sklearn.preprocessing import QuantileTransformer
 
-from sparsetab._tabular import TabularEncoding, quantile_count, to_frame
+from sparsetab._tabular import FLAT_TOLERANCE, TabularEncoding, quantile_count, to_frame
 
 
 def _frame():
@@ -365,3 +365,36 @@ def test_any_finite_input_encodes_finite_and_within_the_transform_of_the_trainin
     out = encoding.transform(_column_frame(new))[:, 0]
     assert np.isfinite(out).all()
     assert (out >= bounds[0]).all() and (out <= bounds[1]).all()
+
+
+def test_flat_and_constant_columns_follow_the_documented_rule():
+    # spread <= FLAT_TOLERANCE * max(|min|, |max|): 4e-9 <= 5e-9 is flat, 6e-9 is not.
+    frame = pd.DataFrame(
+        {
+            "flat": [5.0, 5.0 + 4e-9, 5.0],
+            "varying": [5.0, 5.0 + 6e-9, 5.0],
+            "zero": [0.0, 0.0, 0.0],
+            "flat_with_missing": [2.0, np.nan, 2.0],
+            "missing_everywhere": [np.nan, np.nan, np.nan],
+            "one_category": ["a", "a", "a"],
+            "one_category_and_missing": ["a", None, "a"],
+            "two_categories": ["a", "b", "a"],
+        }
+    )
+    assert FLAT_TOLERANCE == 1e-9
+    for transform in ("standard", "quantile"):
+        encoding = TabularEncoding(numerical_transform=transform)
+        encoded = encoding.fit_transform(frame)
+        assert encoding.flat_.tolist() == [True, False, True, True, True, False, False, False]
+        assert encoding.constant_.tolist() == [True, False, True, False, True, True, False, False]
+        np.testing.assert_array_equal(encoded[:, 0], 0.0)  # not standardised up to +-1
+        if transform == "standard":
+            assert np.ptp(encoded[:, 1]) > 1  # six parts in 10^9 of 5 are a signal, standardised
+        np.testing.assert_array_equal(encoded[[0, 2], 3], 0.0)
+        restored = TabularEncoding.from_state(encoding.get_state())
+        np.testing.assert_array_equal(restored.transform(frame), encoded)
+        assert restored.constant_.tolist() == encoding.constant_.tolist()
+    state = encoding.get_state()
+    del state["flat_"], state["constant_"]  # a model file written before the rule
+    old = TabularEncoding.from_state(state)
+    assert old.flat_ is None and old.constant_ is None

@@ -37,6 +37,10 @@ class AttentiveTransformer(nn.Module):
         stays in (1, 2) and is initialised at ``entmax_alpha``.
     entmax_alpha : float, default=1.5
         Alpha of the ``"constant"`` map, or the initial alpha of the ``"adaptive"`` map.
+    masked_groups : list of int or None, default=None
+        Groups that always get mask 0 (their scores are set to ``-inf`` before the map, which
+        gives them probability 0 and no gradient): the columns constant at fit, which carry no
+        information. Kept as a non-persistent buffer, so the state dict does not change.
 
     Attributes
     ----------
@@ -49,8 +53,9 @@ class AttentiveTransformer(nn.Module):
     Raises
     ------
     ValueError
-        If ``entmax_mode`` is unknown, ``entmax_alpha`` is outside [1, 2], or the adaptive
-        mode is asked with an alpha not strictly inside (1, 2).
+        If ``entmax_mode`` is unknown, ``entmax_alpha`` is outside [1, 2], the adaptive mode
+        is asked with an alpha not strictly inside (1, 2), or ``masked_groups`` holds every
+        group.
 
     References
     ----------
@@ -59,7 +64,16 @@ class AttentiveTransformer(nn.Module):
     Correia, Niculae and Martins (2019), "Adaptively sparse transformers", EMNLP (learned alpha).
     """
 
-    def __init__(self, input_dim, n_groups, virtual_batch_size, momentum, entmax_mode="sparsemax", entmax_alpha=1.5):
+    def __init__(
+        self,
+        input_dim,
+        n_groups,
+        virtual_batch_size,
+        momentum,
+        entmax_mode="sparsemax",
+        entmax_alpha=1.5,
+        masked_groups=None,
+    ):
         super().__init__()
         if entmax_mode not in ENTMAX_MODES:
             raise ValueError(f"entmax_mode must be one of {ENTMAX_MODES}, got {entmax_mode!r}.")
@@ -74,9 +88,26 @@ class AttentiveTransformer(nn.Module):
         self.exportable = False
         self.fc = nn.Linear(input_dim, n_groups, bias=False)
         self.bn = GhostBatchNorm(n_groups, virtual_batch_size, momentum)
+        masked = None
+        if masked_groups:
+            masked = torch.zeros(n_groups, dtype=torch.bool)
+            masked[list(masked_groups)] = True
+            if bool(masked.all()):
+                raise ValueError(
+                    f"masked_groups must leave at least one of the {n_groups} groups, got {masked_groups}."
+                )
+        # A buffer (moved by .to(), captured by export) that the state dict leaves out: the configuration
+        # rebuilds it, and state dicts saved before it existed still load.
+        self.register_buffer("masked", masked, persistent=False)
         if entmax_mode == "adaptive":
             fraction = entmax_alpha - 1.0
             self.alpha_logit = nn.Parameter(torch.tensor(math.log(fraction / (1.0 - fraction))))
+
+    def __setstate__(self, state):
+        # Pickled before masked groups existed: no group is masked.
+        super().__setstate__(state)
+        if "masked" not in self._buffers:
+            self.register_buffer("masked", None, persistent=False)
 
     @property
     def alpha(self):
@@ -112,6 +143,8 @@ class AttentiveTransformer(nn.Module):
         scores = self.bn(self.fc(a))
         if prior is not None:
             scores = scores * prior
+        if self.masked is not None:
+            scores = scores.masked_fill(self.masked, -torch.inf)
         training = not self.exportable
         if self.entmax_mode == "adaptive":
             alpha = 1.0 + torch.sigmoid(self.alpha_logit)

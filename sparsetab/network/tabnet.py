@@ -76,6 +76,16 @@ class TabNet(nn.Module):
     piecewise_linear_with_value : bool, default=False
         Whether each ``"piecewise_linear"`` column keeps its value beside its bins; see
         :class:`~sparsetab.network.embeddings.InputEmbedding`.
+    constant_groups : list of int or None, default=None
+        Attention groups whose columns were constant at fit: their embedded columns are set to
+        0 before the input batch norm, and every step's mask gives them 0 (see
+        :class:`~sparsetab.network.attentive.AttentiveTransformer`), so their values have no
+        effect and their importance is 0. Not all the groups.
+
+    Raises
+    ------
+    ValueError
+        If ``constant_groups`` holds every group (or from the submodules' checks).
 
     References
     ----------
@@ -110,6 +120,7 @@ class TabNet(nn.Module):
         frequency_scale=0.1,
         bin_counts=None,
         piecewise_linear_with_value=False,
+        constant_groups=None,
     ):
         super().__init__()
         self.n_d = n_d
@@ -142,16 +153,30 @@ class TabNet(nn.Module):
         self.initial_transformer = feature_transformer()
         self.step_transformers = nn.ModuleList(feature_transformer() for _ in range(n_steps))
         self.attentive_transformers = nn.ModuleList(
-            AttentiveTransformer(n_a, n_groups, virtual_batch_size, momentum, entmax_mode, entmax_alpha)
+            AttentiveTransformer(
+                n_a, n_groups, virtual_batch_size, momentum, entmax_mode, entmax_alpha, masked_groups=constant_groups
+            )
             for _ in range(n_steps)
         )
         self.head = nn.Linear(n_d, output_dim)
+        # The embedded columns of the constant groups are zeroed before the input batch norm, so that their
+        # values reach no step (the initial transformer sees every column). At fit they only held a constant.
+        constant_columns = None
+        if constant_groups:
+            constant_columns = self.embedding.group_matrix[list(constant_groups)].sum(dim=0) > 0
+        self.register_buffer("constant_columns", constant_columns, persistent=False)
         # One embedded column per group, in order: ``mask @ group_matrix`` is then ``mask`` itself, and
         # skipping that product saves two matrix products per step in a training step (forward and backward).
         group_matrix = self.embedding.group_matrix
         self._groups_are_columns = group_matrix.shape[0] == group_matrix.shape[1] and bool(
             torch.equal(group_matrix, torch.eye(group_matrix.shape[0], dtype=group_matrix.dtype))
         )
+
+    def __setstate__(self, state):
+        # Pickled before constant groups existed: no column is constant.
+        super().__setstate__(state)
+        if "constant_columns" not in self._buffers:
+            self.register_buffer("constant_columns", None, persistent=False)
 
     @property
     def alphas(self):
@@ -225,6 +250,8 @@ class TabNet(nn.Module):
             give an IndexError or a ValueError instead.
         """
         embedded = self.embedding(x)
+        if self.constant_columns is not None:
+            embedded = embedded.masked_fill(self.constant_columns, 0.0)
         # prior None stands for P[0] = 1 (no obfuscation), sparing two multiplications by ones.
         prior = None
         if obfuscation is not None:

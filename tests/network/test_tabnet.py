@@ -1,3 +1,5 @@
+import pickle
+
 import pytest
 import torch
 
@@ -242,9 +244,7 @@ def test_numerical_embeddings_keep_one_mask_value_per_input_column(numerical_emb
     bins = {"bin_counts": [4, 0, 3, 0, 0]} if numerical_embedding == "piecewise_linear" else {}
     network = _network(numerical_embedding=numerical_embedding, embedding_dim=2, n_bins=5, **bins)
     if numerical_embedding == "piecewise_linear":
-        network.embedding.set_bin_edges(
-            [torch.linspace(-2, 2, 5), None, torch.linspace(-1, 1, 4), None, None]
-        )
+        network.embedding.set_bin_edges([torch.linspace(-2, 2, 5), None, torch.linspace(-1, 1, 4), None, None])
     x = _inputs(32)
     x[::5, 0] = float("nan")
     output, masks, sparsity = network(x)
@@ -254,3 +254,40 @@ def test_numerical_embeddings_keep_one_mask_value_per_input_column(numerical_emb
     torch.testing.assert_close(explained.sum(dim=2), torch.ones(3, 32))
     output.sum().backward()
     assert all(parameter.grad is not None for parameter in network.embedding.numerical.parameters())
+
+
+@pytest.mark.parametrize("entmax_mode", ENTMAX_MODES)
+def test_constant_groups_get_mask_zero_and_their_values_reach_no_step(entmax_mode):
+    network = _network(entmax_mode, entmax_alpha=1.3, constant_groups=[1, 4])
+    torch.testing.assert_close(network.constant_columns, torch.tensor([0, 0, 1, 1, 1, 1, 0, 0], dtype=torch.bool))
+    assert network.state_dict().keys() == _network(entmax_mode, entmax_alpha=1.3).state_dict().keys()
+    x = _inputs()
+    network.train()
+    network(x)  # a training step's statistics, so that eval uses running statistics
+    network.eval()
+    with torch.no_grad():
+        output, masks, _ = network(x)
+        changed = x.clone()
+        changed[:, 1] = (changed[:, 1] + 1) % 5  # other categories
+        changed[:, 4] = 1e3
+        changed_output, changed_masks, _ = network(changed)
+    assert (masks[:, :, [1, 4]] == 0).all()
+    torch.testing.assert_close(masks.sum(dim=2), torch.ones(masks.shape[:2]))
+    assert torch.equal(output, changed_output) and torch.equal(masks, changed_masks)
+
+
+def test_every_group_constant_is_refused():
+    with pytest.raises(ValueError, match="masked_groups must leave at least one of the 5 groups"):
+        _network(constant_groups=[0, 1, 2, 3, 4])
+
+
+def test_a_network_pickled_before_constant_groups_unpickles_without_them():
+    network = _network()
+    for module in [network, *network.attentive_transformers]:
+        del module._buffers["constant_columns" if module is network else "masked"]
+    restored = pickle.loads(pickle.dumps(network))
+    assert restored.constant_columns is None
+    assert all(attentive.masked is None for attentive in restored.attentive_transformers)
+    restored.eval()
+    with torch.no_grad():
+        restored(_inputs())
