@@ -2,6 +2,7 @@
 
 import contextlib
 import io
+import os
 
 import torch
 from joblib import cpu_count
@@ -17,21 +18,42 @@ TORCH_STATE_KEYS = ("network_", "_optimizer_state", "_shuffle_state", "_ensemble
 _RENAMED_ATTRIBUTES = {"_encoder": "_tabular_encoding"}
 
 
+# A child process made by fork() inherits torch's OpenMP thread count but not the worker threads: GNU
+# libgomp then waits forever for them at the first parallel region (a predict in a multiprocessing,
+# gunicorn or celery prefork worker hung). In such a child, torch_threads runs its block on one thread,
+# as torch's own DataLoader workers do.
+_state = {"forked_child": False}
+
+
+def _mark_forked_child():
+    _state["forked_child"] = True
+
+
+os.register_at_fork(after_in_child=_mark_forked_child)
+
+
 @contextlib.contextmanager
 def torch_threads(n_jobs):
     """Run the block with ``n_jobs`` torch intra-op threads, then restore the previous count.
+
+    In a process started by ``fork()`` (after this module was imported) the block runs on one
+    thread whatever ``n_jobs`` says: the OpenMP worker threads of the parent do not exist there,
+    and a parallel region would wait for them forever.
 
     Parameters
     ----------
     n_jobs : int or None
         Threads to use; negative values count back from the CPUs as in joblib (-1: all of
-        them); ``None`` leaves torch's thread count as it is.
+        them); ``None`` leaves torch's thread count as it is (outside a forked child).
     """
-    if n_jobs is None:
+    threads = None if n_jobs is None else (n_jobs if n_jobs > 0 else max(1, cpu_count() + 1 + n_jobs))
+    if _state["forked_child"]:
+        threads = 1
+    if threads is None:
         yield
         return
     previous = torch.get_num_threads()
-    torch.set_num_threads(n_jobs if n_jobs > 0 else max(1, cpu_count() + 1 + n_jobs))
+    torch.set_num_threads(threads)
     try:
         yield
     finally:

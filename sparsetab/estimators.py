@@ -11,6 +11,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._base import BaseSparseTabNet
 from ._params import DEFAULTS, parameter_constraints, store_parameters
+from ._runtime import torch_threads
 from ._targets import classification_kind, continuous_kind, fit_classification_kind, fit_continuous_kind
 
 __all__ = ["SparseTabNetClassifier", "SparseTabNetRegressor"]
@@ -506,7 +507,8 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
             and the columns. Such values are clipped to the training range before the network.
         """
         check_is_fitted(self)
-        return self._target_kind().predict_proba(self._raw_output(X))
+        with torch_threads(self.n_jobs):  # the target kind's torch operations too (one thread after fork)
+            return self._target_kind().predict_proba(self._raw_output(X))
 
     def predict(self, X):
         """Predicted class labels.
@@ -538,7 +540,8 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
             and the columns. Such values are clipped to the training range before the network.
         """
         check_is_fitted(self)
-        return self._target_kind().predict(self._raw_output(X))
+        with torch_threads(self.n_jobs):  # the target kind's torch operations too (one thread after fork)
+            return self._target_kind().predict(self._raw_output(X))
 
     def score(self, X, y, sample_weight=None):
         """Mean accuracy on the given rows.
@@ -959,4 +962,5 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
             and the columns. Such values are clipped to the training range before the network.
         """
         check_is_fitted(self)
-        return self._target_kind().predict(self._raw_output(X))
+        with torch_threads(self.n_jobs):  # the target kind's torch operations too (one thread after fork)
+            return self._target_kind().predict(self._raw_output(X))

@@ -7,6 +7,8 @@ called directly, on the paths those tests do not take.
 """
 
 import pickle
+import subprocess
+import sys
 import warnings
 
 import joblib
@@ -217,3 +219,47 @@ def test_unpickling_where_the_fitted_device_is_missing_warns_and_loads_on_the_cp
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         pickle.loads(pickle.dumps(restored))
+
+
+_FORK_SCRIPT = """
+import multiprocessing, sys, warnings
+import numpy as np, torch
+from sparsetab import SparseTabNetClassifier
+warnings.simplefilter("ignore")
+torch.set_num_threads(2)  # the parent's OpenMP pool has worker threads, whatever OMP_NUM_THREADS says
+rng = np.random.default_rng(0)
+X = rng.normal(size=(300, 4))
+y = (X[:, 0] > 0).astype(int)
+model = SparseTabNetClassifier(n_d=4, n_a=4, max_epochs=2, n_jobs=N_JOBS, random_state=0).fit(X, y)
+expected = (model.predict_proba(X), model.predict(X), model.explain(X).importances)
+
+def work(queue):
+    queue.put((model.predict_proba(X), model.predict(X), model.explain(X).importances))
+
+context = multiprocessing.get_context("fork")
+queue = context.Queue()
+child = context.Process(target=work, args=(queue,))
+child.start()
+child.join(60)
+if child.is_alive():
+    child.kill()
+    sys.exit("the forked child hung")
+for got, want in zip(queue.get(timeout=10), expected):
+    np.testing.assert_array_equal(got, want)
+print("forked child returned")
+"""
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="no fork on Windows")
+@pytest.mark.parametrize("n_jobs", [None, 1])
+def test_predicting_in_a_forked_worker_returns(n_jobs):
+    # predict_proba in a worker started by fork after a fit in the parent waited forever (GNU OpenMP
+    # after fork), even with n_jobs=1. The check runs in its own interpreter, bounded by a timeout.
+    result = subprocess.run(
+        [sys.executable, "-c", _FORK_SCRIPT.replace("N_JOBS", repr(n_jobs))],
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "forked child returned" in result.stdout
