@@ -78,9 +78,52 @@ def _label_codes(classes, labels, name):
     return codes
 
 
+def _plain_column(column):
+    """A pandas label column as the numpy array of the labels the user sees (missing values as None).
+
+    ``boolean`` gives bool, ``Int64`` and its kin the numpy integer of the same width, ``Float64``
+    float64, ``string`` an object array of str, a categorical column its categories' dtype; other
+    columns pass through ``to_numpy()``. With missing values the result is an object array holding
+    None there, which the missing-label check names.
+    """
+    dtype = column.dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        categories = column.cat.categories
+        if column.isna().any():
+            return column.astype(object).where(column.notna(), None).to_numpy(dtype=object)
+        return categories.to_numpy()[column.cat.codes.to_numpy()]
+    if isinstance(dtype, pd.api.extensions.ExtensionDtype) and not isinstance(dtype, pd.DatetimeTZDtype):
+        if column.isna().any():
+            return column.to_numpy(dtype=object, na_value=None)
+        numpy_dtype = getattr(dtype, "numpy_dtype", None)  # boolean, Int*, UInt*, Float*
+        if isinstance(dtype, pd.StringDtype) or numpy_dtype is None or numpy_dtype.kind == "O":
+            return column.to_numpy(dtype=object)
+        return column.to_numpy(dtype=numpy_dtype)
+    return column.to_numpy()
+
+
+def _plain_labels(y):
+    """``y`` with pandas label columns as numpy arrays (see :func:`_plain_column`); other inputs unchanged.
+
+    A DataFrame whose columns get different numpy dtypes becomes an object array, each value the
+    one its column gives.
+    """
+    if isinstance(y, pd.Series):
+        return _plain_column(y)
+    if isinstance(y, pd.DataFrame):
+        columns = [_plain_column(y.iloc[:, k]) for k in range(y.shape[1])]
+        if len({column.dtype for column in columns}) <= 1:
+            return np.column_stack(columns) if columns else y.to_numpy()
+        array = np.empty((y.shape[0], y.shape[1]), dtype=object)
+        for k, column in enumerate(columns):
+            array[:, k] = column
+        return array
+    return y
+
+
 def _check_labels(y, name):
     """``y`` as an array of labels (a one-column 2-D ``y`` raveled, with scikit-learn's warning), no missing."""
-    y = check_array(y, ensure_2d=False, dtype=None, ensure_all_finite=False, input_name=name)
+    y = check_array(_plain_labels(y), ensure_2d=False, dtype=None, ensure_all_finite=False, input_name=name)
     if y.ndim == 2 and y.shape[1] == 1:
         y = column_or_1d(y, warn=True)
     missing = pd.isna(y) if y.dtype.kind in "fO" else np.zeros(y.shape, dtype=bool)
@@ -140,7 +183,7 @@ class _ClassificationKind:
 
     def accuracy(self, y, y_pred, sample_weight):
         """Accuracy of ``y_pred`` (subset accuracy for 2-D ``y``)."""
-        return accuracy_score(y, y_pred, sample_weight=sample_weight)
+        return accuracy_score(_plain_labels(y), y_pred, sample_weight=sample_weight)
 
     @staticmethod
     def tensor(targets, device):
@@ -350,7 +393,7 @@ class MulticlassMultioutput(_ClassificationKind):
 
     def accuracy(self, y, y_pred, sample_weight):
         # accuracy_score refuses multiclass-multioutput; the same subset accuracy, as MultiOutputClassifier.
-        y = check_array(y, ensure_2d=False, dtype=None, ensure_all_finite=False, input_name="y")
+        y = check_array(_plain_labels(y), ensure_2d=False, dtype=None, ensure_all_finite=False, input_name="y")
         if y.ndim != 2 or y.shape[1] != self.n_outputs:
             raise ValueError(
                 f"y has shape {y.shape}; this model was fitted on {self.n_outputs} output columns "
@@ -435,6 +478,10 @@ def fit_classification_kind(y, name="y"):
         For missing labels, a continuous ``y``, mixed label types, or a single class.
     """
     y = _check_labels(y, name)
+    if y.ndim == 2 and y.dtype.kind == "O" and _mixed_label_types(y):
+        # scikit-learn sorts all the labels together and fails on str beside int: each column is its
+        # own classification here, so each gets its own classes.
+        return MulticlassMultioutput([_column_classes(y[:, k], name, k) for k in range(y.shape[1])], y.dtype)
     check_classification_targets(y)
     target_type = type_of_target(y, input_name=name)
     if target_type == LabelIndicators.target_type:
@@ -449,6 +496,29 @@ def fit_classification_kind(y, name="y"):
             f"y contains only one class ({classes[0]!r}); a classifier needs samples of at least 2 classes."
         )
     return ClassLabels(classes, y.dtype, target_type)
+
+
+def _mixed_label_types(y):
+    """Whether the columns of a 2-D object ``y`` hold labels of different types (str in one, int in another)."""
+    kinds = [{type(value) for value in y[:, k]} for k in range(y.shape[1])]
+    return any(column != kinds[0] for column in kinds[1:])
+
+
+def _column_classes(column, name, k):
+    """The sorted classes of one column of a multi-output ``y``, as an array of the column's own type."""
+    values = list(column)
+    kind = type_of_target(np.asarray(values), input_name=f"{name}[:, {k}]")
+    if kind not in ("binary", "multiclass"):
+        raise ValueError(f"Column {k} of {name} is {kind!r}; each column of a multi-output y needs class labels.")
+    try:
+        classes = np.unique(np.asarray(values))
+    except TypeError as error:
+        raise ValueError(f"Column {k} of {name} mixes label types ({error}); use one type per column.") from None
+    if classes.dtype.kind not in "OUS":
+        return classes
+    array = np.empty(len(classes), dtype=object)
+    array[:] = classes.tolist()  # Python str, not numpy's str_
+    return array
 
 
 def classification_kind(estimator):

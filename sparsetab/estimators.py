@@ -255,10 +255,13 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
     Attributes
     ----------
     classes_ : numpy.ndarray of shape (n_classes,) or list of numpy.ndarray
-        Class labels, sorted, with the dtype of ``y``. For a label indicator matrix,
-        ``numpy.arange(n_labels)`` (the label columns, as
+        Class labels, sorted, with the dtype of ``y`` (for pandas' nullable dtypes, the numpy
+        dtype of the labels: bool for ``boolean``, the integer of the same width for ``Int64``
+        and its kin, object for ``string``, the categories' dtype for a categorical). For a
+        label indicator matrix, ``numpy.arange(n_labels)`` (the label columns, as
         :class:`~sklearn.neural_network.MLPClassifier`); for ``"multiclass-multioutput"``, a
-        list holding each column's sorted labels.
+        list holding each column's sorted labels, each in its column's own type when the
+        columns' label types differ.
     n_outputs_ : int
         Number of target columns: 1 for a 1-D ``y``, else ``y.shape[1]``.
 

@@ -235,3 +235,54 @@ def test_single_column_2d_y_is_a_1d_target_with_a_warning(fast_params):
     np.testing.assert_array_equal(model.classes_, [0, 1])
     assert model.n_outputs_ == 1
     assert model.predict(X).shape == (60,)
+
+
+def _nullable_target_data(n_rows=160):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(n_rows, 3))
+    return X, X[:, 0] > 0
+
+
+@pytest.mark.parametrize(
+    "make_y, classes, dtype",
+    [
+        (lambda b: pd.Series(b, dtype="boolean"), [False, True], np.dtype(bool)),
+        (lambda b: pd.Series(b.astype(int) + 3, dtype="Int64"), [3, 4], np.dtype("int64")),
+        (lambda b: pd.Series(b.astype(int), dtype="Int8"), [0, 1], np.dtype("int8")),
+        (lambda b: pd.Series(b.astype(int) * 7, dtype="UInt16"), [0, 7], np.dtype("uint16")),
+        (lambda b: pd.Series(b.astype(float) * 2, dtype="Float64"), [0.0, 2.0], np.dtype("float64")),
+        (lambda b: pd.Series(np.where(b, "yes", "no"), dtype="string"), ["no", "yes"], np.dtype(object)),
+        (lambda b: pd.Series(pd.Categorical(np.where(b, "yes", "no"))), ["no", "yes"], np.dtype(object)),
+        (lambda b: pd.Series(pd.Categorical(b.astype(np.int16) * 5)), [0, 5], np.dtype("int16")),
+    ],
+    ids=["boolean", "Int64", "Int8", "UInt16", "Float64", "string", "category of str", "category of int16"],
+)
+def test_nullable_pandas_targets_predict_their_own_labels(make_y, classes, dtype, fast_params):
+    # classes_ became floats and predict returned float64 for "boolean" and "Int64".
+    X, b = _nullable_target_data()
+    y = make_y(b)
+    model = SparseTabNetClassifier(max_epochs=1, **fast_params).fit(X, y)
+    assert model.classes_.tolist() == classes and model.classes_.dtype == dtype
+    prediction = model.predict(X)
+    assert prediction.dtype == dtype
+    assert all(type(value) is type(classes[0]) for value in prediction.tolist())
+    assert set(prediction.tolist()) <= set(classes)
+    assert 0 <= model.score(X, y) <= 1
+    model.partial_fit(X, y)  # the same conversion when training continues
+    with pytest.raises(ValueError, match="1 missing label"):
+        SparseTabNetClassifier(max_epochs=1, **fast_params).fit(X, y.where(np.arange(len(y)) != 3))
+
+
+def test_a_multi_output_target_with_a_label_type_per_column(fast_params):
+    # One column of strings and one of integers: scikit-learn sorted them together and raised a TypeError.
+    X, b = _nullable_target_data()
+    y = pd.DataFrame({"answer": np.where(b, "yes", "no"), "grade": (X[:, 1] > 0).astype(int) + 1})
+    model = SparseTabNetClassifier(max_epochs=1, **fast_params).fit(X, y)
+    assert [classes.tolist() for classes in model.classes_] == [["no", "yes"], [1, 2]]
+    assert model.classes_[1].dtype == np.dtype(int)
+    prediction = model.predict(X)
+    assert prediction.dtype == object and prediction.shape == (len(X), 2)
+    assert {type(value) for value in prediction[:, 0]} == {str}
+    assert set(prediction[:, 1].tolist()) <= {1, 2}
+    assert [len(p) for p in model.predict_proba(X)] == [len(X), len(X)]
+    assert 0 <= model.score(X, y) <= 1
