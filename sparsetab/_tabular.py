@@ -26,6 +26,7 @@ from pandas.api import types as pdt
 from sklearn.preprocessing import QuantileTransformer
 from sklearn.utils.validation import validate_data
 
+from ._category_values import align_to_categories, category_kind
 from ._warnings import warn
 
 __all__ = [
@@ -257,6 +258,13 @@ class TabularEncoding:
         column; False for categorical columns). Both transforms encode their present values as
         0, so rounding noise is not blown up to unit variance. None for an encoding restored
         from before this rule, which keeps its own (exactly constant columns only).
+    category_dtypes_ : dict of int -> str, or None
+        For each categorical column (by position), its dtype at fit, as ``str(dtype)``; None for
+        an encoding restored from before it was kept. A column whose dtype differs at
+        :meth:`transform` has its values mapped to the categories they equal (bool columns take
+        0/1 and "True"/"False", integer columns integral floats and their strings; see
+        :mod:`sparsetab._category_values`), and a ``UserWarning`` names the column and both dtypes
+        when some present values still match no category.
     constant_ : numpy.ndarray of shape (n_features,), bool, or None
         Columns that carry no information at fit: flat numeric columns without missing values
         (or missing everywhere), and categorical columns with one category and no missing
@@ -275,7 +283,7 @@ class TabularEncoding:
         defaults = {"numerical_transform": "standard", "random_state": None}
         if "is_categorical_" in state:
             defaults.update(clip_=False, data_min_=None, data_max_=None, quantile_transformer_=None)
-            defaults.update(flat_=None, constant_=None)
+            defaults.update(flat_=None, constant_=None, category_dtypes_=None)
         self.__dict__.update({**defaults, **state})
 
     def fit_transform(self, frame):
@@ -312,6 +320,7 @@ class TabularEncoding:
                 _check_category_values(column)
                 self.categories_[j] = _sorted_categories(pd.unique(column.dropna()))
         self._category_index = {j: pd.Index(categories, dtype=object) for j, categories in self.categories_.items()}
+        self.category_dtypes_ = {j: str(frame.iloc[:, j].dtype) for j in self.categories_}
         numeric = self._numeric_block(frame)
         self.center_ = np.zeros(frame.shape[1])
         self.scale_ = np.ones(frame.shape[1])
@@ -431,7 +440,8 @@ class TabularEncoding:
         shares = {}
         for j, index in self._category_index.items():
             column = frame.iloc[:, j]
-            values = column.astype(object) if isinstance(column.dtype, pd.CategoricalDtype) else column
+            values = align_to_categories(column, category_kind(self.categories_[j]))
+            values = values.astype(object) if isinstance(values.dtype, pd.CategoricalDtype) else values
             present = values.notna().to_numpy()
             unseen = (index.get_indexer(values) < 0) & present
             shares[j] = float(unseen.sum() / present.sum()) if present.any() else 0.0
@@ -446,9 +456,9 @@ class TabularEncoding:
             The parameters ``categorical_features``, ``numerical_transform`` and
             ``random_state``, the fitted attributes ``is_categorical_``, ``categories_``,
             ``center_``, ``scale_``, ``has_missing_``, ``clip_``, ``data_min_``,
-            ``data_max_``, ``flat_`` and ``constant_``, and the quantile map's ``quantiles_`` (numpy.ndarray of shape
-            (n_quantiles, n_varying)) and ``references_`` (of shape (n_quantiles,)), None
-            without one.
+            ``data_max_``, ``flat_``, ``constant_`` and ``category_dtypes_``, and the quantile
+            map's ``quantiles_`` (numpy.ndarray of shape (n_quantiles, n_varying)) and
+            ``references_`` (of shape (n_quantiles,)), None without one.
         """
         names = (
             "categorical_features",
@@ -464,6 +474,7 @@ class TabularEncoding:
             "data_max_",
             "flat_",
             "constant_",
+            "category_dtypes_",
         )
         state = {name: getattr(self, name) for name in names}
         quantiles = self.quantile_transformer_
@@ -496,6 +507,7 @@ class TabularEncoding:
         encoding.data_max_ = state.get("data_max_")
         encoding.flat_ = state.get("flat_")
         encoding.constant_ = state.get("constant_")
+        encoding.category_dtypes_ = state.get("category_dtypes_")
         encoding.quantile_transformer_ = None
         if state.get("quantiles_") is not None:
             # The fitted attributes of scikit-learn's QuantileTransformer are all its transform reads.
@@ -545,13 +557,27 @@ class TabularEncoding:
 
     def _codes(self, frame):
         codes = np.empty((frame.shape[0], len(self._category_index)), dtype=np.int64)
+        fit_dtypes = self.category_dtypes_  # None: restored from before dtypes were kept
         for position, (j, index) in enumerate(self._category_index.items()):
             column = frame.iloc[:, j]
-            if isinstance(column.dtype, pd.CategoricalDtype):
-                column = column.astype(object)  # re-coding works on values, not on the fit-time codes
-            else:
+            if not isinstance(column.dtype, pd.CategoricalDtype):
                 _check_category_values(column)
-            codes[:, position] = index.get_indexer(column) + 1  # -1 (missing or unseen) becomes the reserved 0
+            # Values equal to a category as the user sees them (0/1 or "True" for a bool, 2.0 or "2" for an
+            # integer) become that category; a categorical column is re-coded by value, not by its codes.
+            values = align_to_categories(column, category_kind(self.categories_[j]))
+            if isinstance(values.dtype, pd.CategoricalDtype):
+                values = values.astype(object)
+            found = index.get_indexer(values)
+            codes[:, position] = found + 1  # -1 (missing or unseen) becomes the reserved 0
+            if fit_dtypes is not None and str(column.dtype) != fit_dtypes[j]:
+                unseen = int(((found < 0) & values.notna().to_numpy()).sum())
+                if unseen:
+                    warn(
+                        f"Column {str(frame.columns[j])!r} had dtype {fit_dtypes[j]} at fit and has dtype "
+                        f"{column.dtype} now: {unseen} of its values match no category seen at fit and are read "
+                        f"as unseen. Convert the column back to {fit_dtypes[j]}.",
+                        UserWarning,
+                    )
         return codes
 
     def _assemble(self, frame, numeric):
