@@ -5,6 +5,7 @@ parameters come from the one table of :mod:`sparsetab._params`.
 """
 
 import copy
+import numbers
 
 import numpy as np
 import torch
@@ -258,6 +259,8 @@ class BaseSparseTabNet(EnsembleMixin, InferenceMixin, LegacyParametersMixin, Tor
         if first_pass:
             self.virtual_batch_size_ = virtual_batch_size  # a continued fit keeps the network's
             pretrainer = self._fitted_pretrainer()
+            # A pretrainer pickled before fit ids existed has none: "" still tells it from no pretrainer.
+            self._pretrained_fit = None if pretrainer is None else getattr(pretrainer, "fit_id_", "")
             X_train = self._fit_tabular_encoding(frame, pretrainer, seed)
             kind.fit_scale(targets)
             for name, value in kind.attributes().items():
@@ -277,10 +280,16 @@ class BaseSparseTabNet(EnsembleMixin, InferenceMixin, LegacyParametersMixin, Tor
             epoch_offset=0 if first_pass else self.n_iter_,
         )
 
+        # An integer random_state changed since the last call reseeds the shuffling of a continued fit;
+        # otherwise it continues, so that n partial_fit calls equal one fit of n epochs.
+        reseed = isinstance(self.random_state, numbers.Integral) and self.random_state != getattr(
+            self, "_shuffle_random_state", self.random_state
+        )
+
         def train_member(member_seed):
             # Trains network_ from the estimator's training state: the one network, or the ensemble's
             # member in turn (see _ensemble), each with its own shuffling stream and score function.
-            if first_pass:
+            if first_pass or reseed:
                 generator = torch.Generator().manual_seed(member_seed)
             else:
                 generator = torch.Generator()
@@ -322,6 +331,7 @@ class BaseSparseTabNet(EnsembleMixin, InferenceMixin, LegacyParametersMixin, Tor
         except BaseException:
             self._fitted = False
             raise
+        self._shuffle_random_state = self.random_state if isinstance(self.random_state, numbers.Integral) else None
         self.feature_importances_ = self._training_importances(X_train, random_state)
 
     def _fit_tabular_encoding(self, frame, pretrainer, seed):
@@ -435,6 +445,17 @@ class BaseSparseTabNet(EnsembleMixin, InferenceMixin, LegacyParametersMixin, Tor
                 raise ValueError(
                     f"{method} continues the fitted network, which was built with {name}={before!r}; it is now "
                     f"{name}={now!r}. Restore it, or fit with warm_start=False to build a new network."
+                )
+        # pretrained=None (as after load_model) is no change; another pretrainer, or the same one refitted, is.
+        # Models fitted before the fit ids existed are not checked.
+        if self.pretrained is not None and hasattr(self, "_pretrained_fit"):
+            pretrainer = self.pretrained.estimator if isinstance(self.pretrained, FrozenEstimator) else self.pretrained
+            if getattr(pretrainer, "fit_id_", "") != self._pretrained_fit:
+                raise ValueError(
+                    f"{method} continues the fitted network, which was "
+                    + ("fitted without a pretrainer" if self._pretrained_fit is None else "fine-tuned from another fit")
+                    + "; pretrained is now a different pretrainer fit, whose weights only start a new network. "
+                    "Restore it (or set pretrained=None), or fit with warm_start=False to fine-tune from it."
                 )
 
     def __sklearn_is_fitted__(self):

@@ -39,6 +39,7 @@ __all__ = [
     "LEGACY_VALUES",
     "LegacyParametersMixin",
     "NETWORK_PARAMETERS",
+    "ON_CHANGE",
     "PARAMETERS",
     "PRETRAINED_PARAMETERS",
     "Parameter",
@@ -104,6 +105,11 @@ class Parameter:
         For a parameter added after the first release, the value that reproduces what models
         saved before it existed did (a pickle or model file without it loads with this value
         and predicts and continues training as before); ``ORIGINAL`` for the others.
+    change : str or None
+        What a change of the parameter between ``partial_fit`` calls, or before a fit with
+        ``warm_start=True``, does (see :data:`ON_CHANGE`); None for the rule of its role:
+        ``"refused"`` for the parameters the network is built from, ``"next call"`` for the
+        others.
     """
 
     name: str
@@ -113,6 +119,23 @@ class Parameter:
     estimators: frozenset = _ALL
     network_type: type | None = None
     legacy: object = ORIGINAL
+    change: str | None = None
+
+    @property
+    def on_change(self):
+        """What a change before a continued fit does: one of :data:`ON_CHANGE`."""
+        if self.change is not None:
+            return self.change
+        return "refused" if self.role in _BUILT_FROM else "next call"
+
+
+# What a change of a parameter between partial_fit calls, or before a fit with warm_start=True, does:
+# - "next step": the training steps of the next call use the new value (a new learning_rate rescales the
+#   schedule's base: the schedule goes on from where it was, at the new scale);
+# - "next call": the next call as a whole uses it (its batches, its epochs, its validation split, ...);
+# - "refused": a ValueError naming the parameter, since the fitted network was built from it.
+ON_CHANGE = ("next step", "next call", "refused")
+_BUILT_FROM = ("architecture", "batch normalisation", "tabular encoding", "ensemble")
 
 
 def _at_least(kind, low):
@@ -136,7 +159,7 @@ PARAMETERS = (
         "training",
         frozenset({PRETRAINER}),
     ),
-    Parameter("lambda_sparse", 1e-3, _at_least(numbers.Real, 0), "training"),
+    Parameter("lambda_sparse", 1e-3, _at_least(numbers.Real, 0), "training", change="next step"),
     Parameter(
         "virtual_batch_size",
         "auto",
@@ -150,18 +173,29 @@ PARAMETERS = (
     ),
     Parameter("batch_size", "auto", [*_at_least(numbers.Integral, 2), StrOptions({"auto"})], "training"),
     Parameter("max_epochs", 100, _at_least(numbers.Integral, 1), "training"),
-    Parameter("learning_rate", 0.02, [Interval(numbers.Real, 0, None, closed="neither")], "training"),
-    Parameter("learning_rate_decay", 1.0, [Interval(numbers.Real, 0, 1, closed="right")], "training"),
-    Parameter("max_grad_norm", 1.0, [Interval(numbers.Real, 0, None, closed="neither"), None], "training"),
+    Parameter(
+        "learning_rate", 0.02, [Interval(numbers.Real, 0, None, closed="neither")], "training", change="next step"
+    ),
+    Parameter(
+        "learning_rate_decay", 1.0, [Interval(numbers.Real, 0, 1, closed="right")], "training", change="next step"
+    ),
+    Parameter(
+        "max_grad_norm",
+        1.0,
+        [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "training",
+        change="next step",
+    ),
     Parameter(
         "learning_rate_schedule",
         "cosine",
         [StrOptions(set(LEARNING_RATE_SCHEDULES))],
         "training",
         legacy="exponential",
+        change="next step",
     ),
-    Parameter("warmup_epochs", 5, _at_least(numbers.Real, 0), "training", legacy=0),
-    Parameter("weight_decay", 0.01, _at_least(numbers.Real, 0), "training", legacy=0.0),
+    Parameter("warmup_epochs", 5, _at_least(numbers.Real, 0), "training", legacy=0, change="next step"),
+    Parameter("weight_decay", 0.01, _at_least(numbers.Real, 0), "training", legacy=0.0, change="next step"),
     Parameter("entmax_mode", "sparsemax", [StrOptions(set(ENTMAX_MODES))], "architecture", network_type=str),
     Parameter("entmax_alpha", 1.5, [Interval(numbers.Real, 1, 2, closed="both")], "architecture", network_type=float),
     Parameter(
@@ -212,7 +246,9 @@ PARAMETERS = (
         "runtime",
     ),
     Parameter("device", "cpu", [str, torch.device], "runtime"),
-    Parameter("pretrained", None, [HasMethods(["fit", "transform"]), None], "training", _SUPERVISED),
+    # Its weights only start a network: a continued fit cannot take another pretrainer's (None, as after
+    # load_model, is no change).
+    Parameter("pretrained", None, [HasMethods(["fit", "transform"]), None], "training", _SUPERVISED, change="refused"),
 )
 
 DEFAULTS = {parameter.name: parameter.default for parameter in PARAMETERS}

@@ -181,6 +181,18 @@ def _all_finite(network):
     return bool(torch.isfinite(torch.cat(values)).all())
 
 
+def _rebase_exponential(group, config):
+    # A loaded rate continues the exponential schedule at the current learning_rate: ExponentialLR
+    # records its base as initial_lr, so a new learning_rate rescales the decayed rate (instead of
+    # being ignored), and a rate left by another schedule restarts the exponential one where it stands.
+    base = group.get("initial_lr")
+    if base is None:
+        group["lr"] = config.learning_rate * config.learning_rate_decay**config.schedule_offset
+    elif base != config.learning_rate:
+        group["lr"] *= config.learning_rate / base
+    group["initial_lr"] = config.learning_rate
+
+
 def _optimizer(optimized, config, fused):
     """Adam, or AdamW (decoupled weight decay: Loshchilov and Hutter, 2019) when ``weight_decay > 0``."""
     # The fused kernel updates all parameters in one call (on CPU about 4x faster than the
@@ -242,15 +254,17 @@ def train_network(
         optimized = parameters if flat is None else [flat.flat]
         device_type = parameters[0].device.type
         optimizer = _optimizer(optimized, config, device_type in ("cpu", "cuda"))
-        if optimizer_state is not None:
-            optimizer.load_state_dict(optimizer_state if flat is None else flat.to_flat_state(optimizer_state))
-            for group in optimizer.param_groups:  # the saved hyperparameters replace ours on loading
-                group["weight_decay"] = config.weight_decay
         # The first release's schedule, kept step for step: ExponentialLR multiplies the optimizer's
         # current rate once an epoch, so a loaded (decayed) rate continues. The others set each step's rate.
         legacy_schedule = (
             config.learning_rate_schedule == "exponential" and config.warmup_epochs == 0 and config.weight_decay == 0
         )
+        if optimizer_state is not None:
+            optimizer.load_state_dict(optimizer_state if flat is None else flat.to_flat_state(optimizer_state))
+            for group in optimizer.param_groups:  # the saved hyperparameters replace ours on loading
+                group["weight_decay"] = config.weight_decay
+                if legacy_schedule:
+                    _rebase_exponential(group, config)
         scheduler = (
             torch.optim.lr_scheduler.ExponentialLR(optimizer, gamma=config.learning_rate_decay)
             if legacy_schedule

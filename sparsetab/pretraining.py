@@ -1,5 +1,7 @@
 """Self-supervised pretraining of the TabNet encoder on unlabelled rows: :class:`SparseTabNetPretrainer`."""
 
+import secrets
+
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
@@ -192,6 +194,10 @@ class SparseTabNetPretrainer(
     ----------
     network_ : sparsetab.network.PretrainingNetwork
         The trained encoder (``network_.encoder``) and decoder.
+    fit_id_ : str
+        A random name of this fit (16 hex digits), new at every fit: a model fine-tuned from it
+        refuses to continue training (``partial_fit``, ``warm_start``) with another pretrainer
+        fit as ``pretrained``.
     n_features_in_ : int
         Number of input columns seen at fit.
     feature_names_in_ : numpy.ndarray of shape (n_features_in_,)
@@ -406,6 +412,8 @@ class SparseTabNetPretrainer(
             self.best_iteration_ = history.best_iteration if validation is not None else None
             self.n_iter_ = len(history.loss_curve)
             self._n_features_out = int(self.n_d)
+            # Names this fit, so that a model fine-tuned from it can tell it from another (or a refit).
+            self.fit_id_ = secrets.token_hex(8)
             self._fitted = True
         return self
 

@@ -1,0 +1,171 @@
+"""Parameters changed between partial_fit calls or before a warm-started fit: the table of _params.on_change."""
+
+import re
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from sparsetab import SparseTabNetClassifier, SparseTabNetPretrainer
+from sparsetab._params import ON_CHANGE, PARAMETERS
+
+pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+
+# The fit every test starts from: the exponential schedule, so that learning_rate_decay may change too.
+BASE = dict(
+    n_d=4,
+    n_a=4,
+    n_steps=1,
+    n_independent=1,
+    n_shared=1,
+    virtual_batch_size=16,
+    batch_size=32,
+    max_epochs=3,
+    learning_rate_schedule="exponential",
+    warmup_epochs=1,
+    random_state=0,
+)
+# A valid value different from the base's, for every parameter of the classifier.
+CHANGED = {
+    "n_d": 5,
+    "n_a": 5,
+    "n_steps": 2,
+    "gamma": 1.5,
+    "n_independent": 2,
+    "n_shared": 2,
+    "n_ensemble": 2,
+    "lambda_sparse": 1e-2,
+    "virtual_batch_size": 8,
+    "momentum": 0.1,
+    "batch_size": 16,
+    "max_epochs": 7,
+    "learning_rate": 0.005,
+    "learning_rate_decay": 0.9,
+    "max_grad_norm": 0.5,
+    "learning_rate_schedule": "constant",
+    "warmup_epochs": 0,
+    "weight_decay": 1e-3,
+    "entmax_mode": "entmax15",
+    "entmax_alpha": 1.3,
+    "numerical_transform": "quantile",
+    "categorical_features": ["colour"],
+    "cat_emb_dim": 2,
+    "grouped_features": [["a", "b"]],
+    "numerical_embedding": None,
+    "n_bins": 8,
+    "embedding_dim": 4,
+    "frequency_scale": 0.5,
+    "early_stopping": False,
+    "validation_fraction": 0.2,
+    "n_iter_no_change": 5,
+    "tol": 1e-3,
+    "scoring": "accuracy",
+    "class_weight": {0: 1.0, 1: 2.0},
+    "random_state": 7,
+    "verbose": 1,
+    "warm_start": True,
+    "n_jobs": 1,
+    "device": torch.device("cpu"),
+    "pretrained": "a pretrainer",
+}
+CLASSIFIER_PARAMETERS = [parameter for parameter in PARAMETERS if "classifier" in parameter.estimators]
+
+
+def _data(n_rows=96):
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.normal(size=n_rows), "b": rng.normal(size=n_rows)})
+    X["colour"] = rng.choice(["red", "blue"], n_rows)
+    return X, (X["a"] > 0).astype(int).to_numpy()
+
+
+def test_every_parameter_has_a_documented_rule_and_a_changed_value_here():
+    assert {parameter.on_change for parameter in PARAMETERS} <= set(ON_CHANGE)
+    assert sorted(CHANGED) == sorted(parameter.name for parameter in CLASSIFIER_PARAMETERS)
+    readme = (pytest.importorskip("pathlib").Path(__file__).parents[1] / "README.md").read_text()
+    for rule in ON_CHANGE:  # README lists each parameter under its rule
+        section = readme.split(f"- **{rule}**", 1)[1].split("\n- **", 1)[0].split("\n\n", 1)[0]
+        listed = set(re.findall(r"`([a-z_]+)`", section)) & set(CHANGED)
+        assert listed == {p.name for p in CLASSIFIER_PARAMETERS if p.on_change == rule}, rule
+
+
+@pytest.mark.parametrize("parameter", CLASSIFIER_PARAMETERS, ids=lambda parameter: parameter.name)
+@pytest.mark.parametrize("method", ["partial_fit", "warm start"])
+def test_a_change_does_what_the_table_says(parameter, method, capsys):
+    # set_params(learning_rate=...) between partial_fit calls was silently ignored.
+    X, y = _data()
+    model = SparseTabNetClassifier(**BASE)
+    value = CHANGED[parameter.name]
+    if parameter.name == "pretrained":
+        value = SparseTabNetPretrainer(**{k: v for k, v in BASE.items() if k != "learning_rate_schedule"}).fit(X)
+    if method == "partial_fit":
+        model.partial_fit(X, y, classes=[0, 1])
+    else:
+        model.set_params(warm_start=True).fit(X, y)
+        if parameter.name == "warm_start":
+            value = False
+    n_iter = model.n_iter_
+    model.set_params(**{parameter.name: value})
+
+    def continue_training():
+        return model.partial_fit(X, y) if method == "partial_fit" else model.fit(X, y)
+
+    if parameter.on_change == "refused":
+        with pytest.raises(ValueError, match=rf"continues the fitted network.*{parameter.name}|{parameter.name}.*now"):
+            continue_training()
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # e.g. a cosine schedule past its end
+        continue_training()
+    assert model.get_params()[parameter.name] is value
+    if parameter.name == "warm_start" and method == "warm start":
+        assert model.n_iter_ <= BASE["max_epochs"]  # warm_start=False: a new fit from scratch
+    else:
+        assert model.n_iter_ > n_iter
+    capsys.readouterr()
+
+
+def _last_rate(model):
+    return model._optimizer_state["param_groups"][0]["lr"]
+
+
+def test_a_new_learning_rate_rescales_the_exponential_schedule_from_the_next_step():
+    X, y = _data()
+    params = dict(BASE, warmup_epochs=0, weight_decay=0.0, learning_rate_decay=0.5, learning_rate=0.02)
+    model = SparseTabNetClassifier(**params).partial_fit(X, y, classes=[0, 1])
+    assert _last_rate(model) == pytest.approx(0.01)  # after one epoch: 0.02 * 0.5
+    model.set_params(learning_rate=0.002).partial_fit(X, y)
+    assert _last_rate(model) == pytest.approx(0.0005)  # 0.002 * 0.5 ** 2: the schedule at the new base
+    reference = SparseTabNetClassifier(**params).partial_fit(X, y, classes=[0, 1]).partial_fit(X, y)
+    assert _last_rate(reference) == pytest.approx(0.005)  # unchanged: continues step for step
+
+
+def test_a_new_learning_rate_rescales_the_cosine_schedule_from_the_next_step():
+    X, y = _data()
+    params = dict(BASE, learning_rate_schedule="cosine", warmup_epochs=0, max_epochs=4, learning_rate=0.02)
+    model = SparseTabNetClassifier(**params).partial_fit(X, y, classes=[0, 1])
+    model.set_params(learning_rate=0.002).partial_fit(X, y)
+    assert _last_rate(model) == pytest.approx(0.002 * 0.5 * (1 + np.cos(np.pi * 2 / 4)))
+
+
+def test_an_integer_random_state_changed_between_calls_reseeds_the_shuffling():
+    X, y = _data()
+    same = SparseTabNetClassifier(**BASE).partial_fit(X, y, classes=[0, 1]).partial_fit(X, y)
+    changed = SparseTabNetClassifier(**BASE).partial_fit(X, y, classes=[0, 1])
+    changed.set_params(random_state=7).partial_fit(X, y)
+    assert not torch.equal(torch.as_tensor(same._shuffle_state), torch.as_tensor(changed._shuffle_state))
+    again = SparseTabNetClassifier(**BASE).partial_fit(X, y, classes=[0, 1])
+    again.set_params(random_state=7).partial_fit(X, y)
+    assert torch.equal(torch.as_tensor(again._shuffle_state), torch.as_tensor(changed._shuffle_state))
+
+
+def test_pretrained_none_after_load_is_no_change(tmp_path):
+    X, y = _data()
+    pretrainer = SparseTabNetPretrainer(**{k: v for k, v in BASE.items() if k != "learning_rate_schedule"}).fit(X)
+    model = SparseTabNetClassifier(**BASE, pretrained=pretrainer).fit(X, y)
+    model.partial_fit(X, y)  # the same pretrainer fit: fine
+    model.set_params(pretrained=None).partial_fit(X, y)
+    pretrainer.fit(X)  # refitted: another fit id
+    with pytest.raises(ValueError, match="fine-tuned from another fit"):
+        model.set_params(pretrained=pretrainer).partial_fit(X, y)
