@@ -29,7 +29,8 @@ def _mark_forked_child():
     _state["forked_child"] = True
 
 
-os.register_at_fork(after_in_child=_mark_forked_child)
+if hasattr(os, "register_at_fork"):  # POSIX only; Windows has no fork
+    os.register_at_fork(after_in_child=_mark_forked_child)
 
 
 @contextlib.contextmanager
