@@ -20,12 +20,14 @@ runs no code from the file. It holds:
   truncated or edited file is refused instead of giving a silently different model.
 """
 
+import datetime
 import decimal
 import hashlib
 import json
 import os
 
 import numpy as np
+import pandas as pd
 import sklearn
 import torch
 
@@ -59,6 +61,18 @@ class _Codec:
             return {"__numpy_scalar__": value.item(), "dtype": value.dtype.str}
         if isinstance(value, decimal.Decimal):
             return {"__decimal__": str(value)}  # str round-trips every Decimal exactly, NaN and signs included
+        if isinstance(value, pd.Timestamp):  # before datetime, since a Timestamp is one: nanoseconds and zone name
+            return {"__timestamp__": int(value.value), "tz": None if value.tz is None else str(value.tz)}
+        if isinstance(value, datetime.datetime):
+            return {"__datetime__": value.isoformat()}
+        if isinstance(value, datetime.date):
+            return {"__date__": value.isoformat()}
+        if isinstance(value, pd.Timedelta):
+            return {"__timedelta__": int(value.value)}  # nanoseconds
+        if isinstance(value, datetime.timedelta):
+            return {"__pytimedelta__": [value.days, value.seconds, value.microseconds]}
+        if isinstance(value, pd.Period):
+            return {"__period__": str(value), "freq": value.freqstr}
         if isinstance(value, np.ndarray):
             if value.dtype.kind == "O":
                 items = [self.encode(item, where) for item in value.ravel()]
@@ -105,6 +119,19 @@ def _decode(value, tensors):
         return np.dtype(value["dtype"]).type(value["__numpy_scalar__"])
     if "__decimal__" in value:
         return decimal.Decimal(value["__decimal__"])
+    if "__timestamp__" in value:
+        instant = pd.Timestamp(value["__timestamp__"], unit="ns", tz="UTC")
+        return instant.tz_localize(None) if value["tz"] is None else instant.tz_convert(value["tz"])
+    if "__datetime__" in value:
+        return datetime.datetime.fromisoformat(value["__datetime__"])
+    if "__date__" in value:
+        return datetime.date.fromisoformat(value["__date__"])
+    if "__timedelta__" in value:
+        return pd.Timedelta(value["__timedelta__"], unit="ns")
+    if "__pytimedelta__" in value:
+        return datetime.timedelta(*value["__pytimedelta__"])
+    if "__period__" in value:
+        return pd.Period(value["__period__"], freq=value["freq"])
     if "__dtype__" in value:
         return np.dtype(value["__dtype__"])
     if "__tensor__" in value:
@@ -136,7 +163,19 @@ def _digest(metadata, tensors):
 
 
 # The category types a model file stores (numpy scalars: those of numeric, bool and str dtypes).
-_CATEGORY_TYPES = (str, bool, int, float, decimal.Decimal, np.number, np.bool_, np.str_)
+_CATEGORY_TYPES = (
+    str,
+    bool,
+    int,
+    float,
+    decimal.Decimal,
+    np.number,
+    np.bool_,
+    np.str_,
+    datetime.date,  # datetime.datetime and pandas.Timestamp too
+    datetime.timedelta,  # pandas.Timedelta too
+    pd.Period,
+)
 
 
 def _check_category_types(estimator):
@@ -146,9 +185,9 @@ def _check_category_types(estimator):
             if not isinstance(category, _CATEGORY_TYPES):
                 raise ValueError(
                     f"Column {str(names[position])!r} has the category {category!r} of type {type(category).__name__}, "
-                    "which a model file cannot store (it stores str, bool, int, float, numpy scalars and "
-                    "decimal.Decimal). Convert the column (for example with astype(str)), or save with pickle or "
-                    "joblib."
+                    "which a model file cannot store (it stores str, bool, int, float, numpy scalars, "
+                    "decimal.Decimal, dates, times and periods). Convert the column (for example with "
+                    "astype(str)), or save with pickle or joblib."
                 )
 
 
@@ -171,8 +210,9 @@ def save_estimator(estimator, path):
     ------
     ValueError
         If a categorical column has a category of a type the format cannot store (it stores
-        str, bool, int, float, numpy scalars and ``decimal.Decimal``), naming the column and
-        the type; fit and pickle work with any category.
+        str, bool, int, float, numpy scalars, ``decimal.Decimal``, ``datetime`` / ``date`` /
+        ``Timestamp``, ``timedelta`` / ``Timedelta`` and ``Period``), naming the column and the
+        type; fit and pickle work with any category.
     TypeError
         If a parameter or fitted attribute holds a value the format cannot store (e.g. a
         callable ``scoring``).

@@ -17,6 +17,7 @@ Column typing is decided once, at fit, and replayed at predict:
   when they can be compared, else in order of appearance).
 """
 
+import datetime
 import numbers
 
 import numpy as np
@@ -169,7 +170,17 @@ _CATEGORY_VALUE_TYPES = frozenset(
     {"string", "bytes", "integer", "floating", "mixed-integer-float", "decimal", "complex", "boolean", "empty"}
 )
 # numpy's bool is no numbers.Number, but it equals and hashes like Python's bool, so both give one category.
-_CATEGORY_SCALARS = (str, bytes, numbers.Number, np.bool_)
+# Points and spans of time held as objects (a column mixing dates with None or text) are categories too; a
+# column of datetime64 dtype is refused instead (convert dates to numbers).
+_CATEGORY_SCALARS = (
+    str,
+    bytes,
+    numbers.Number,
+    np.bool_,
+    datetime.date,  # datetime.datetime and pandas.Timestamp included
+    datetime.timedelta,  # pandas.Timedelta included
+    pd.Period,
+)
 
 
 def _check_category_values(column):
@@ -181,7 +192,8 @@ def _check_category_values(column):
         if not (value is None or isinstance(value, _CATEGORY_SCALARS) or scalar_missing):
             raise TypeError(
                 f"Column {column.name!r} holds {value!r} of type {type(value).__name__}, which cannot be a "
-                "category: the argument must be a string, a number or a bool (or a missing value, None / NaN)."
+                "category: the argument must be a string, a number, a bool, a date or time (datetime, Timestamp, "
+                "Timedelta, Period) or a missing value (None / NaN)."
             )
 
 

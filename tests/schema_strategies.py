@@ -38,7 +38,7 @@ def _column(draw, kind, n_rows):
     elif kind == "category":
         values = pd.Series(pd.Categorical(rng.choice(["x", "y", "z"], n_rows)))
     elif kind == "mixed":
-        pool = ["a", 1, 2.5, None, "b", np.int64(3), True]
+        pool = ["a", 1, 2.5, None, "b", np.int64(3), True, pd.Timestamp("2020-01-01"), pd.Period("2020-01", "M")]
         values = pd.Series([pool[i] for i in rng.integers(0, len(pool), n_rows)], dtype=object)
     else:
         values = pd.Series(pd.date_range("2020-01-01", periods=n_rows, freq="D"))

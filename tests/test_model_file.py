@@ -1,5 +1,6 @@
 """save_model / load_model: one safe, versioned file that round-trips the whole fitted estimator."""
 
+import datetime
 import decimal
 import fractions
 import json
@@ -257,8 +258,28 @@ def test_round_trip_keeps_the_numerical_transform_and_the_clipping(transform, tm
         [np.int64(1), np.float64(2.5)],
         [np.True_, np.False_],
         [decimal.Decimal("1.5"), decimal.Decimal("-0.25")],
+        [pd.Timestamp("2020-01-01 12:00:00.000000001"), pd.Timestamp("2021-06-30", tz="Europe/Paris")],
+        [datetime.datetime(2020, 1, 1, 8, 30, 1, 5), datetime.datetime(2021, 1, 1)],
+        [datetime.date(2020, 2, 29), datetime.date(1999, 12, 31)],
+        [pd.Timedelta("1 days 00:00:00.000000007"), pd.Timedelta("-2h")],
+        [datetime.timedelta(days=1, microseconds=3), datetime.timedelta(seconds=-5)],
+        [pd.Period("2020-01", freq="M"), pd.Period("2020Q3", freq="Q")],
     ],
-    ids=["str", "bool", "int", "float", "numpy numbers", "numpy bool", "Decimal"],
+    ids=[
+        "str",
+        "bool",
+        "int",
+        "float",
+        "numpy numbers",
+        "numpy bool",
+        "Decimal",
+        "Timestamp",
+        "datetime",
+        "date",
+        "Timedelta",
+        "timedelta",
+        "Period",
+    ],
 )
 def test_categories_of_every_storable_type_round_trip(values, tmp_path):
     # Decimal categories made save_model fail with a TypeError naming a fitted attribute, not the column.
@@ -274,6 +295,7 @@ def test_categories_of_every_storable_type_round_trip(values, tmp_path):
     assert restored_categories.keys() == original_categories.keys()
     for position, categories in original_categories.items():
         assert [(type(c), c) for c in restored_categories[position]] == [(type(c), c) for c in categories]
+        assert [str(c) for c in restored_categories[position]] == [str(c) for c in categories]  # zones, freq
     np.testing.assert_array_equal(restored.predict_proba(X), model.predict_proba(X))
 
 
