@@ -36,6 +36,13 @@ from sparsetab.entmax import (
     sparsemax,
     sparsemax_bisect,
 )
+from sparsetab.entmax.losses import (
+    entmax15_loss,
+    entmax_bisect_loss,
+    normmax_bisect_loss,
+    sparsemax_bisect_loss,
+    sparsemax_loss,
+)
 
 PROPERTY = settings(max_examples=30, deadline=None)
 
@@ -243,3 +250,28 @@ def test_modules_in_eval_mode_give_nan_rows_too(module, scripted):
     result = module(X)
     assert torch.isnan(result[0]).all()
     assert torch.isfinite(result[1]).all() and ((result[1] >= 0) & (result[1] <= 1)).all()
+
+
+@pytest.mark.parametrize(
+    "loss",
+    [
+        lambda X, t: sparsemax_loss(X, t),
+        lambda X, t: entmax15_loss(X, t),
+        lambda X, t: sparsemax_bisect_loss(X, t),
+        lambda X, t: entmax_bisect_loss(X, t, alpha=1.3),
+        lambda X, t: normmax_bisect_loss(X, t, alpha=2.0),
+    ],
+    ids=["sparsemax", "entmax15", "sparsemax_bisect", "entmax_bisect", "normmax_bisect"],
+)
+def test_every_loss_is_nan_for_a_row_of_nan_scores_and_unchanged_for_the_others(loss):
+    generator = torch.Generator().manual_seed(0)
+    X = torch.randn(4, 5, generator=generator, dtype=torch.float64)
+    target = torch.tensor([0, 1, 2, 3])
+    with_nan = X.clone()
+    with_nan[1, 3] = float("nan")
+    with_nan[2, 0] = -torch.inf  # -inf alone is a masked class, not a NaN
+    reference = X.clone()
+    reference[2, 0] = -torch.inf
+    result, expected = loss(with_nan, target), loss(reference, target)
+    assert torch.isnan(result[1]) and torch.isfinite(result[[0, 2, 3]]).all()
+    assert_close(result[[0, 2, 3]], expected[[0, 2, 3]])
