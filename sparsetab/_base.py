@@ -449,7 +449,7 @@ class BaseSparseTabNet(EnsembleMixin, InferenceMixin, LegacyParametersMixin, Tor
         # pretrained=None (as after load_model) is no change; another pretrainer, or the same one refitted, is.
         # Models fitted before the fit ids existed are not checked.
         if self.pretrained is not None and hasattr(self, "_pretrained_fit"):
-            pretrainer = self.pretrained.estimator if isinstance(self.pretrained, FrozenEstimator) else self.pretrained
+            pretrainer = self._pretrainer_given()
             if getattr(pretrainer, "fit_id_", "") != self._pretrained_fit:
                 raise ValueError(
                     f"{method} continues the fitted network, which was "
@@ -461,11 +461,15 @@ class BaseSparseTabNet(EnsembleMixin, InferenceMixin, LegacyParametersMixin, Tor
     def __sklearn_is_fitted__(self):
         return getattr(self, "_fitted", False)
 
+    def _pretrainer_given(self):
+        """``pretrained`` without its FrozenEstimator wrapper (None without one); not checked."""
+        return self.pretrained.estimator if isinstance(self.pretrained, FrozenEstimator) else self.pretrained
+
     def _fitted_pretrainer(self):
         """The fitted SparseTabNetPretrainer behind ``pretrained`` (None without one), checked against X."""
         if self.pretrained is None:
             return None
-        pretrainer = self.pretrained.estimator if isinstance(self.pretrained, FrozenEstimator) else self.pretrained
+        pretrainer = self._pretrainer_given()
         if not isinstance(pretrainer, SparseTabNetPretrainer):
             raise ValueError(
                 f"pretrained must be a fitted SparseTabNetPretrainer (or a FrozenEstimator of one), got "

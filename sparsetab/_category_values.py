@@ -92,18 +92,17 @@ def align_to_categories(column, kind):
     Returns
     -------
     pandas.Series
-        ``column`` itself when nothing needs mapping (``kind`` None, or a dtype whose values are
-        already of the categories' type); else an object Series of the same index, the mapped
-        values in place of the others and missing values kept.
+        Never of category dtype: a categorical column is re-coded by its values, not by its
+        codes. ``column`` itself when nothing needs mapping (``kind`` None, or a dtype whose
+        values are already of the categories' type); else an object Series of the same index,
+        the mapped values in place of the others and missing values kept.
     """
-    if kind is None:
-        return column
     dtype = column.dtype
     if isinstance(dtype, pd.CategoricalDtype):
-        column = column.astype(object)
-    elif kind == "bool" and pdt.is_bool_dtype(dtype):
+        column = column.astype(object)  # its values may still need mapping below
+    elif kind == "bool" and pdt.is_bool_dtype(dtype) or kind == "integer" and pdt.is_integer_dtype(dtype):
         return column
-    elif kind == "integer" and pdt.is_integer_dtype(dtype):
+    if kind is None:
         return column
     convert = _as_bool if kind == "bool" else _as_integer
     values = column.to_numpy(dtype=object)

@@ -453,7 +453,6 @@ class TabularEncoding:
         for j, index in self._category_index.items():
             column = frame.iloc[:, j]
             values = align_to_categories(column, category_kind(self.categories_[j]))
-            values = values.astype(object) if isinstance(values.dtype, pd.CategoricalDtype) else values
             present = values.notna().to_numpy()
             unseen = (index.get_indexer(values) < 0) & present
             shares[j] = float(unseen.sum() / present.sum()) if present.any() else 0.0
@@ -577,8 +576,6 @@ class TabularEncoding:
             # Values equal to a category as the user sees them (0/1 or "True" for a bool, 2.0 or "2" for an
             # integer) become that category; a categorical column is re-coded by value, not by its codes.
             values = align_to_categories(column, category_kind(self.categories_[j]))
-            if isinstance(values.dtype, pd.CategoricalDtype):
-                values = values.astype(object)
             found = index.get_indexer(values)
             codes[:, position] = found + 1  # -1 (missing or unseen) becomes the reserved 0
             if fit_dtypes is not None and str(column.dtype) != fit_dtypes[j]:
