@@ -196,7 +196,7 @@ PARAMETERS = (
     ),
     Parameter("warmup_epochs", 5, _at_least(numbers.Real, 0), "training", legacy=0, change="next step"),
     Parameter("weight_decay", 0.01, _at_least(numbers.Real, 0), "training", legacy=0.0, change="next step"),
-    Parameter("entmax_mode", "sparsemax", [StrOptions(set(ENTMAX_MODES))], "architecture", network_type=str),
+    Parameter("entmax_mode", "entmax15", [StrOptions(set(ENTMAX_MODES))], "architecture", network_type=str),
     Parameter("entmax_alpha", 1.5, [Interval(numbers.Real, 1, 2, closed="both")], "architecture", network_type=float),
     Parameter(
         "numerical_transform",

@@ -117,9 +117,10 @@ class SparseTabNetPretrainer(
         default is torch's AdamW default and the supervised estimators' (chosen there by
         measurement; README, ablation). Pretrainers saved before this parameter existed load
         with 0.
-    entmax_mode : {"sparsemax", "entmax15", "constant", "adaptive"}, default="sparsemax"
+    entmax_mode : {"sparsemax", "entmax15", "constant", "adaptive"}, default="entmax15"
         The sparse map of the encoder's attentive transformers, as in
-        :class:`SparseTabNetClassifier`.
+        :class:`SparseTabNetClassifier` (the same default). Pretrainers saved with the earlier
+        default keep ``"sparsemax"``.
     entmax_alpha : float, default=1.5
         Alpha in [1, 2] for ``entmax_mode="constant"``, initial alpha in (1, 2) for
         ``"adaptive"``; ignored otherwise.

@@ -47,7 +47,7 @@ CHANGED = {
     "learning_rate_schedule": "constant",
     "warmup_epochs": 0,
     "weight_decay": 1e-3,
-    "entmax_mode": "entmax15",
+    "entmax_mode": "sparsemax",
     "entmax_alpha": 1.3,
     "numerical_transform": "quantile",
     "categorical_features": ["colour"],

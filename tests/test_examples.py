@@ -34,8 +34,8 @@ def test_quickstart_mask_figure_has_feature_names(tmp_path, monkeypatch):
     (figure,) = figures
     heatmaps = [ax for ax in figure.axes if ax.get_title()]
     assert [ax.get_title() for ax in heatmaps] == [
-        "step 1 mask (sparsemax)",
-        "step 2 mask (sparsemax)",
+        "step 1 mask (entmax15)",
+        "step 2 mask (entmax15)",
         "aggregate importance",
     ]
     assert [label.get_text() for label in heatmaps[0].get_yticklabels()] == ["colour", "size", "weight"]
@@ -56,13 +56,13 @@ def test_plot_adult_masks_writes_its_figures(tmp_path, monkeypatch):
     assert all(path.parent == tmp_path and path.stat().st_size > 1000 for path in paths.values())
     masks, importances, sample, history = figures
     assert [ax.get_title() for ax in masks.axes if ax.get_title()] == [
-        "step 1 mask (sparsemax)",
-        "step 2 mask (sparsemax)",
-        "aggregate mask (sparsemax)",
+        "step 1 mask (entmax15)",
+        "step 2 mask (entmax15)",
+        "aggregate mask (entmax15)",
     ]
     assert sorted(label.get_text() for label in masks.axes[0].get_xticklabels()) == ["colour", "size", "weight"]
     assert importances.axes[0].get_title() == "feature importance (80 rows)"
-    assert sample.axes[0].get_title() == "row 3 (sparsemax)"
+    assert sample.axes[0].get_title() == "row 3 (entmax15)"
     assert history.axes[0].get_title() == "training loss"
 
 

@@ -85,7 +85,7 @@ def test_network_config_casts_to_plain_values():
     assert config["embedding_dims"] == [1, 3]
     assert config["missing_indicators"] == [0]
     assert config["output_dim"] == 2 and config["attention_groups"] is None
-    assert config["entmax_mode"] == "sparsemax"
+    assert config["entmax_mode"] == "entmax15"
     assert config["virtual_batch_size"] == 64 and type(config["virtual_batch_size"]) is int
 
 

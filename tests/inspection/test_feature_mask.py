@@ -32,9 +32,9 @@ def test_ticks_titles_and_shared_colour_scale(model, data, tick_texts):
         assert_array_equal(ax.get_xticks(), np.arange(4))
         assert ax.get_xlabel() == "feature"
     assert [ax.get_title() for ax in display.axes_] == [
-        "step 1 mask (sparsemax)",
-        "step 2 mask (sparsemax)",
-        "aggregate mask (sparsemax)",
+        "step 1 mask (entmax15)",
+        "step 2 mask (entmax15)",
+        "aggregate mask (entmax15)",
     ]
     limits = {im.get_clim() for im in display.ims_}
     assert len(limits) == 1
@@ -48,7 +48,7 @@ def test_ticks_titles_and_shared_colour_scale(model, data, tick_texts):
 def test_selected_steps_without_aggregate_or_colorbar(model, data):
     X, _ = data
     display = FeatureMaskDisplay.from_estimator(model, X, steps=[1], aggregate=False, colorbar=False)
-    assert [ax.get_title() for ax in display.axes_] == ["step 2 mask (sparsemax)"]
+    assert [ax.get_title() for ax in display.axes_] == ["step 2 mask (entmax15)"]
     assert_allclose(display.im_.get_array(), model.explain(X.iloc[:50]).step_masks[:, 1])
     assert display.colorbar_ is None
     assert len(display.figure_.axes) == 1
@@ -57,7 +57,7 @@ def test_selected_steps_without_aggregate_or_colorbar(model, data):
 def test_single_int_step(model, data):
     X, _ = data
     display = FeatureMaskDisplay.from_estimator(model, X, steps=0, max_samples=3)
-    assert [ax.get_title() for ax in display.axes_] == ["step 1 mask (sparsemax)", "aggregate mask (sparsemax)"]
+    assert [ax.get_title() for ax in display.axes_] == ["step 1 mask (entmax15)", "aggregate mask (entmax15)"]
     assert_allclose(display.ims_[0].get_array(), model.explain(X.iloc[:3]).step_masks[:, 0])
 
 

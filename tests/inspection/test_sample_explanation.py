@@ -21,7 +21,7 @@ def test_bars_equal_one_rows_masks(model, data, tick_texts):
         assert_allclose(_heights(bars), explanation.step_masks[0, step])
     assert_allclose(_heights(display.aggregate_bars_), explanation.importances[0])
     assert tick_texts(display.ax_.get_xticklabels()) == ["age", "colour", "height", "weight"]
-    assert display.ax_.get_title() == "row 7 (sparsemax)"
+    assert display.ax_.get_title() == "row 7 (entmax15)"
     legend = [text.get_text() for text in display.ax_.get_legend().get_texts()]
     etas = explanation.step_importance[0]
     assert legend == [f"step {step + 1} (eta={float(etas[step]):.2f})" for step in range(model.n_steps)] + [
@@ -30,7 +30,7 @@ def test_bars_equal_one_rows_masks(model, data, tick_texts):
     negative = SampleExplanationDisplay.from_estimator(model, X, -len(X) + 7, aggregate=False)
     assert negative.aggregate_bars_ is None
     assert_allclose(_heights(negative.bars_[0]), explanation.step_masks[0, 0])
-    assert negative.ax_.get_title() == "row 7 (sparsemax)"
+    assert negative.ax_.get_title() == "row 7 (entmax15)"
 
 
 def test_from_arrays_groups_bars_around_ticks(tick_texts):
@@ -62,7 +62,7 @@ def test_rejects_bad_index(model, data, index):
 def test_accepts_numpy_int_index(model, data):
     X, _ = data
     display = SampleExplanationDisplay.from_estimator(model, X, np.int64(-1))
-    assert display.ax_.get_title() == "row 159 (sparsemax)"
+    assert display.ax_.get_title() == "row 159 (entmax15)"
     assert_allclose(_heights(display.aggregate_bars_), model.explain(X.iloc[[159]]).importances[0])
 
 
