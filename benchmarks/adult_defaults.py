@@ -42,7 +42,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3, 4])
     args = parser.parse_args()
-    X_train, X_test, y_train, y_test = load_adult(return_X_y=True)
+    X_train, y_train = load_adult(subset="train", return_X_y=True)
+    X_test, y_test = load_adult(subset="test", return_X_y=True)
     # HistGradientBoosting needs the string columns as pandas categories.
     categorical = X_train.select_dtypes(exclude="number").columns
     X_train_hgb = X_train.astype({column: "category" for column in categorical})

@@ -110,14 +110,22 @@ from threadpoolctl import threadpool_limits
 import sparsetab
 from sparsetab import SparseTabNetClassifier, SparseTabNetRegressor
 from sparsetab._params import LEGACY_VALUES, same_value
-from sparsetab.datasets import load_adult
+from sparsetab.datasets import (
+    load_adult,
+    load_bank_marketing,
+    load_california_housing,
+    load_diamonds,
+    load_forest_cover,
+    load_higgs_sample,
+    load_kdd_census_income,
+    load_letter_recognition,
+)
 
 try:
     import lightgbm
 except ImportError:  # optional
     lightgbm = None
 
-DATA_DIR = Path(__file__).resolve().parent.parent / "datasets"
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 CACHE_DIR = RESULTS_DIR / "cache"
 QUICK_CACHE_DIR = RESULTS_DIR / "cache-quick"
@@ -190,12 +198,10 @@ def load(name):
     note : str
         What the table should say about the data set (split, target, deviations).
     """
-    folder = DATA_DIR / name
     if name == "adult":
-        X_train, X_test, y_train, y_test = load_adult(return_X_y=True)
+        (X_train, y_train), (X_test, y_test) = (load_adult(subset=part, return_X_y=True) for part in ("train", "test"))
         return X_train, X_test, y_train, y_test, "classification", "official UCI split"
     if name == "kdd_census_income":
-        frames = [pd.read_csv(folder / f"{part}.csv.gz", keep_default_na=False) for part in ("train", "test")]
         coded = [
             "detailed_industry_recode",
             "detailed_occupation_recode",
@@ -204,43 +210,38 @@ def load(name):
             "year",
         ]
         parts = []
-        for frame in frames:
-            frame = frame.drop(columns="instance_weight")
-            frame[coded] = frame[coded].astype(str).astype(object)
-            parts.append((frame.drop(columns="income"), frame["income"]))
+        for part in ("train", "test"):
+            X, y = load_kdd_census_income(subset=part, return_X_y=True)  # instance_weight is not in X
+            X = X.copy()
+            X[coded] = X[coded].astype(str).astype(object)
+            parts.append((X, y))
         (X_train, y_train), (X_test, y_test) = parts
         note = "official UCI split; instance_weight dropped; 5 integer-coded columns as categorical"
         return X_train, X_test, y_train, y_test, "classification", note
     if name == "forest_cover_kaggle":
-        frame = pd.read_csv(folder / "train.csv.gz").drop(columns="Id")
-        X, y = frame.drop(columns="Cover_Type"), frame["Cover_Type"]
+        X, y = load_forest_cover(return_X_y=True)
         note = "Kaggle 15,120-row balanced subset of Covertype; stratified 80/20 split (random_state 0)"
         return *_split(X, y, stratify=True), "classification", note
     if name == "letter_recognition":
-        frame = pd.read_csv(folder / "letter_recognition.csv.gz")
-        X, y = frame.drop(columns="lettr"), frame["lettr"]
+        X, y = load_letter_recognition(subset="all", return_X_y=True)
         note = "first 16,000 rows train, last 4,000 test (UCI convention)"
         return X.iloc[:16000], X.iloc[16000:], y.iloc[:16000], y.iloc[16000:], "classification", note
     if name == "higgs_sample":
-        frame = pd.read_csv(folder / "higgs_sample.csv.gz")
-        X, y = frame.drop(columns="label"), frame["label"]
+        X, y = load_higgs_sample(return_X_y=True)
         note = "10,984-row sample of HIGGS; stratified 80/20 split (random_state 0)"
         return *_split(X, y, stratify=True), "classification", note
     if name == "bank_marketing":
-        frame = pd.read_csv(folder / "bank_full.csv.gz")
-        X, y = frame.drop(columns="y"), frame["y"]
+        X, y = load_bank_marketing(return_X_y=True)
         note = "bank-full; `duration` KEPT (known only after the call: leaks the target); stratified 80/20 split"
         return *_split(X, y, stratify=True), "classification", note
     if name == "california_housing":
-        frame = pd.read_csv(DATA_DIR / "california_housing" / "california_housing_sklearn_format.csv.gz")
-        X, y = frame.drop(columns="MedHouseVal"), frame["MedHouseVal"]
+        X, y = load_california_housing(return_X_y=True)
         note = "target MedHouseVal (100,000 USD); 80/20 split (random_state 0)"
         return *_split(X, y, stratify=False), "regression", note
     if name == "diamonds":
-        frame = pd.read_csv(folder / "diamonds.csv.gz")
-        X, y = frame.drop(columns="price"), np.log(frame["price"])
+        X, y = load_diamonds(return_X_y=True)
         note = "target log(price) (RMSE in log-USD); cut/color/clarity categorical; 80/20 split (random_state 0)"
-        return *_split(X, y, stratify=False), "regression", note
+        return *_split(X, np.log(y), stratify=False), "regression", note
     raise ValueError(f"unknown data set {name!r}")
 
 

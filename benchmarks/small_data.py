@@ -24,23 +24,21 @@ from pathlib import Path
 
 import configs
 import numpy as np
-import pandas as pd
 from _measure import cpu_model
 from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import accuracy_score, r2_score
 
 from sparsetab import SparseTabNetClassifier, SparseTabNetRegressor
+from sparsetab.datasets import load_letter_recognition
 
-DATA_DIR = Path(__file__).resolve().parent.parent / "datasets"
 # Configurations by their names in configs.py (e.g. "old_defaults", "defaults", "cosine+wide+ple+auto_batch").
 DEFAULT_CONFIGS = ("defaults", "old_defaults")
 
 
 def letter_rows():
     """The first 4,000 UCI training rows of letter_recognition and the 4,000 UCI test rows."""
-    frame = pd.read_csv(DATA_DIR / "letter_recognition" / "letter_recognition.csv.gz")
-    X, y = frame.drop(columns="lettr"), frame["lettr"]
+    X, y = load_letter_recognition(subset="all", return_X_y=True)
     return X.iloc[:4000], y.iloc[:4000], X.iloc[16000:], y.iloc[16000:]
 
 

@@ -209,7 +209,8 @@ def measure_time_to_accuracy(seed, max_epochs, recipe=None):
         pytorch-tabnet's final accuracy, fit seconds and epochs; sparsetab's training seconds
         and epochs to reach it (None if it did not within ``max_epochs``), and its best accuracy.
     """
-    X_train, X_test, y_train, y_test = load_adult(return_X_y=True)
+    X_train, y_train = load_adult(subset="train", return_X_y=True)
+    X_test, y_test = load_adult(subset="test", return_X_y=True)
     y_train_codes = (y_train == ">50K").to_numpy().astype(np.int64)
     fit_rows, validation_rows = train_test_split(
         np.arange(len(X_train)), test_size=0.1, stratify=y_train_codes, random_state=seed

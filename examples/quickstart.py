@@ -52,7 +52,8 @@ def main():
     parser.add_argument("--rows", type=int, default=12, help="test rows shown in the mask figure")
     args = parser.parse_args()
 
-    X_train, X_test, y_train, y_test = load_adult(return_X_y=True)
+    X_train, y_train = load_adult(subset="train", return_X_y=True)
+    X_test, y_test = load_adult(subset="test", return_X_y=True)
     model = SparseTabNetClassifier(random_state=0)
     start = time.perf_counter()
     model.fit(X_train, y_train)

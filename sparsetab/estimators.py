@@ -346,7 +346,8 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
     --------
     >>> from sparsetab import SparseTabNetClassifier
     >>> from sparsetab.datasets import load_adult
-    >>> X_train, X_test, y_train, y_test = load_adult(return_X_y=True)
+    >>> X_train, y_train = load_adult(subset="train", return_X_y=True)
+    >>> X_test, y_test = load_adult(subset="test", return_X_y=True)
     >>> model = SparseTabNetClassifier(max_epochs=1, random_state=0)
     >>> model = model.fit(X_train.head(2000), y_train.head(2000))
     >>> model.classes_.tolist()

@@ -3,14 +3,17 @@ import sys
 import zipfile
 
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.metrics import roc_auc_score
 
+import sparsetab.datasets as datasets
 from sparsetab.datasets import _syn_logit_and_relevant, data_path, load_adult, load_california_housing, make_syn
 
 
-def test_load_adult_official_split():
-    data = load_adult()
+def test_load_adult_first_form_warns_and_keeps_its_shape():
+    with pytest.warns(FutureWarning, match="subset will default to 'train'"):
+        data = load_adult()
     assert data.frame_train.shape == (32561, 15)
     assert data.frame_test.shape == (16281, 15)
     assert data.target_name == "income"
@@ -19,7 +22,8 @@ def test_load_adult_official_split():
     assert (data.frame_train["workclass"] == "?").sum() == 1836
     assert sorted(data.numeric_features + data.categorical_features) == sorted(data.feature_names)
     assert "Becker & Kohavi" in data.DESCR
-    X_train, X_test, y_train, y_test = load_adult(return_X_y=True)
+    with pytest.warns(FutureWarning, match="subset"):
+        X_train, X_test, y_train, y_test = load_adult(return_X_y=True)
     assert X_train.shape == (32561, 14) and X_test.shape == (16281, 14)
     assert list(X_train.columns) == data.feature_names
     assert len(y_train) == 32561 and len(y_test) == 16281
@@ -46,10 +50,97 @@ def test_load_california_housing():
 
 
 def test_unknown_data_set_is_named():
-    with pytest.raises(
-        ValueError, match="No bundled data set named 'nope'; available: \\['adult', 'california_housing'\\]"
-    ):
+    with pytest.raises(ValueError, match="No bundled data set named 'nope'; available: \\['adult', 'bank_marketing'"):
         data_path("nope")
+
+
+@pytest.mark.filterwarnings("error::FutureWarning")
+def test_load_adult_subsets_follow_scikit_learn():
+    train = load_adult(subset="train")
+    assert sorted(train) == ["DESCR", "data", "feature_names", "frame", "target", "target_names"]
+    assert train.data.shape == (32561, 14) and train.frame.shape == (32561, 15)
+    assert train.target.value_counts().to_dict() == {"<=50K": 24720, ">50K": 7841}
+    assert train.target_names == ["<=50K", ">50K"] and list(train.data.columns) == train.feature_names
+    assert "Becker & Kohavi" in train.DESCR
+    X_test, y_test = load_adult(subset="test", return_X_y=True)
+    assert X_test.shape == (16281, 14) and y_test.value_counts().to_dict() == {"<=50K": 12435, ">50K": 3846}
+    every = load_adult(subset="all")
+    assert every.data.shape == (48842, 14)
+    # train first, then test, each in file order
+    assert every.data.iloc[32561:].reset_index(drop=True).equals(X_test)
+    X, y = load_adult(subset="train", return_X_y=True, as_frame=False)
+    assert isinstance(X, np.ndarray) and X.dtype == object and X.shape == (32561, 14)
+    assert isinstance(y, np.ndarray) and y[0] == "<=50K"
+    assert load_adult(subset="train", as_frame=False).frame is None
+
+
+@pytest.mark.parametrize(
+    "loader, subset, data_shape, target_names, frame_width",
+    [
+        ("load_kdd_census_income", "test", (99762, 40), ["- 50000", "50000+"], 42),
+        ("load_letter_recognition", "test", (4000, 16), [chr(code) for code in range(65, 91)], 17),
+        ("load_forest_cover", "all", (15120, 54), [1, 2, 3, 4, 5, 6, 7], 56),
+        ("load_higgs_sample", "all", (10984, 28), [0, 1], 29),
+        ("load_bank_marketing", "all", (45211, 16), ["no", "yes"], 17),
+        ("load_california_housing", "all", (20640, 8), ["MedHouseVal"], 9),
+        ("load_diamonds", "all", (53940, 9), ["price"], 10),
+    ],
+)
+def test_every_loader_has_the_same_shape(loader, subset, data_shape, target_names, frame_width):
+    data = getattr(datasets, loader)(subset=subset)
+    assert data.data.shape == data_shape and data.target.shape == (data_shape[0],)
+    assert data.frame.shape == (data_shape[0], frame_width)
+    assert data.target_names == target_names and list(data.data.columns) == data.feature_names
+    assert data.target.name not in data.feature_names and data.DESCR.startswith("# ")
+    X, y = getattr(datasets, loader)(subset=subset, return_X_y=True)
+    assert X.equals(data.data) and y.equals(data.target)
+
+
+def test_loaders_read_the_columns_as_documented():
+    # letter: the UCI convention, first 16,000 rows train, last 4,000 test, integer features 0-15
+    train, test = (datasets.load_letter_recognition(subset=part) for part in ("train", "test"))
+    assert train.data.shape == (16000, 16) and int(train.data.max().max()) == 15 and int(test.data.min().min()) == 0
+    every = datasets.load_letter_recognition(subset="all")
+    assert every.data.iloc[16000:].reset_index(drop=True).equals(test.data)
+    # kdd: "?" stays a category (keep_default_na=False); the survey weight and forest's row id are not features
+    kdd = datasets.load_kdd_census_income()
+    assert not kdd.data.isna().any().any() and "instance_weight" in kdd.frame
+    assert "instance_weight" not in kdd.feature_names and (kdd.data == "?").any().any()
+    assert "Id" not in datasets.load_forest_cover().feature_names
+    assert datasets.load_forest_cover().target.value_counts().unique().tolist() == [2160]
+    assert datasets.load_diamonds().target.min() == 326  # USD, not log
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (
+            lambda: load_adult(subset="validation"),
+            r"subset must be one of \['train', 'test', 'all'\], got 'validation'",
+        ),
+        (lambda: datasets.load_higgs_sample(subset="train"), r"subset must be one of \['all'\], got 'train'"),
+        (lambda: datasets.load_diamonds(as_frame="yes"), "as_frame must be True or False, got 'yes'"),
+        (lambda: load_adult(as_frame=False), "as_frame=False needs subset"),
+    ],
+)
+def test_loader_arguments_are_checked(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+def test_a_missing_data_file_is_named(monkeypatch, tmp_path):
+    # As in a wheel, which holds adult and california_housing only: no packaged folder, no checkout.
+    monkeypatch.setattr(datasets, "_repository_folder", lambda name: tmp_path / "datasets" / name)
+    monkeypatch.setattr(datasets.resources, "files", lambda package: tmp_path / "site" / "sparsetab" / "_data")
+    with pytest.raises(FileNotFoundError, match=r"bank_marketing/bank_full.csv.gz is not in this installation"):
+        datasets.load_bank_marketing()
+    (tmp_path / "datasets" / "bank_marketing").mkdir(parents=True)
+    data_path("bank_marketing").joinpath("SOURCE.md").write_text("# copy\n")
+    pd.DataFrame({"age": [30, 40], "y": ["no", "yes"]}).to_csv(
+        tmp_path / "datasets" / "bank_marketing" / "bank_full.csv.gz", index=False
+    )
+    data = datasets.load_bank_marketing()
+    assert data.feature_names == ["age"] and data.target_names == ["no", "yes"] and data.DESCR == "# copy\n"
 
 
 def test_built_wheel_ships_the_data_and_loads_it(tmp_path):
@@ -88,7 +179,7 @@ def test_built_wheel_ships_the_data_and_loads_it(tmp_path):
     script = (
         "import sparsetab, sparsetab.datasets as d; "
         f"assert sparsetab.__file__.startswith({str(tmp_path / 'site')!r}), sparsetab.__file__; "
-        "print(d.load_adult().frame_train.shape, d.load_california_housing().frame.shape)"
+        'print(d.load_adult(subset="train").frame.shape, d.load_california_housing().frame.shape)'
     )
     run = subprocess.run(
         [sys.executable, "-c", script],
@@ -115,7 +206,7 @@ def test_editable_install_finds_the_data_in_the_repository():
     root = Path(__file__).resolve().parents[1]
     assert Path(sparsetab.__file__).resolve().is_relative_to(root)
     assert Path(str(data_path("adult"))).resolve() == (root / "datasets" / "adult").resolve()
-    assert load_adult().frame_test.shape == (16281, 15)
+    assert load_adult(subset="test").frame.shape == (16281, 15)
 
 
 # --- make_syn: Syn1-Syn6 (TabNet Table 1; Chen et al. 2018, Yoon et al. 2019) -------------------
