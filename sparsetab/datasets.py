@@ -202,7 +202,7 @@ def load_adult(*, subset=None, return_X_y=False, as_frame=True):
     return_X_y : bool, default=False
         Return ``(data, target)`` instead of a Bunch, as scikit-learn's loaders do.
     as_frame : bool, default=True
-        pandas objects (True) or numpy arrays (False) for ``data`` and ``target``; only with
+        Return pandas objects (True) or numpy arrays (False) for ``data`` and ``target``; only with
         ``subset``.
 
     Returns
@@ -284,7 +284,7 @@ def load_california_housing(*, subset="all", return_X_y=False, as_frame=True):
     return_X_y : bool, default=False
         Return ``(data, target)`` instead of a Bunch, as scikit-learn's loaders do.
     as_frame : bool, default=True
-        pandas objects (True) or numpy arrays (False) for ``data`` and ``target``.
+        Return pandas objects (True) or numpy arrays (False) for ``data`` and ``target``.
 
     Returns
     -------
@@ -334,7 +334,7 @@ def load_kdd_census_income(*, subset="train", return_X_y=False, as_frame=True):
     return_X_y : bool, default=False
         Return ``(data, target)`` instead of a Bunch, as scikit-learn's loaders do.
     as_frame : bool, default=True
-        pandas objects (True) or numpy arrays (False) for ``data`` and ``target``.
+        Return pandas objects (True) or numpy arrays (False) for ``data`` and ``target``.
 
     Returns
     -------
@@ -377,7 +377,7 @@ def load_letter_recognition(*, subset="train", return_X_y=False, as_frame=True):
     return_X_y : bool, default=False
         Return ``(data, target)`` instead of a Bunch, as scikit-learn's loaders do.
     as_frame : bool, default=True
-        pandas objects (True) or numpy arrays (False) for ``data`` and ``target``.
+        Return pandas objects (True) or numpy arrays (False) for ``data`` and ``target``.
 
     Returns
     -------
@@ -423,7 +423,7 @@ def load_forest_cover(*, subset="all", return_X_y=False, as_frame=True):
     return_X_y : bool, default=False
         Return ``(data, target)`` instead of a Bunch, as scikit-learn's loaders do.
     as_frame : bool, default=True
-        pandas objects (True) or numpy arrays (False) for ``data`` and ``target``.
+        Return pandas objects (True) or numpy arrays (False) for ``data`` and ``target``.
 
     Returns
     -------
@@ -466,7 +466,7 @@ def load_higgs_sample(*, subset="all", return_X_y=False, as_frame=True):
     return_X_y : bool, default=False
         Return ``(data, target)`` instead of a Bunch, as scikit-learn's loaders do.
     as_frame : bool, default=True
-        pandas objects (True) or numpy arrays (False) for ``data`` and ``target``.
+        Return pandas objects (True) or numpy arrays (False) for ``data`` and ``target``.
 
     Returns
     -------
@@ -511,7 +511,7 @@ def load_bank_marketing(*, subset="all", return_X_y=False, as_frame=True):
     return_X_y : bool, default=False
         Return ``(data, target)`` instead of a Bunch, as scikit-learn's loaders do.
     as_frame : bool, default=True
-        pandas objects (True) or numpy arrays (False) for ``data`` and ``target``.
+        Return pandas objects (True) or numpy arrays (False) for ``data`` and ``target``.
 
     Returns
     -------
@@ -556,7 +556,7 @@ def load_diamonds(*, subset="all", return_X_y=False, as_frame=True):
     return_X_y : bool, default=False
         Return ``(data, target)`` instead of a Bunch, as scikit-learn's loaders do.
     as_frame : bool, default=True
-        pandas objects (True) or numpy arrays (False) for ``data`` and ``target``.
+        Return pandas objects (True) or numpy arrays (False) for ``data`` and ``target``.
 
     Returns
     -------
