@@ -247,6 +247,11 @@ class ClassLabels(_ClassificationKind):
         return torch.softmax(torch.from_numpy(output).double(), dim=1).numpy()
 
     @staticmethod
+    def predict_log_proba(output):
+        # log_softmax of the logits, not the log of predict_proba: no -inf where a probability underflows.
+        return torch.log_softmax(torch.from_numpy(output).double(), dim=1).numpy()
+
+    @staticmethod
     def combine_members(outputs):
         """One output of an ensemble's members: the log of their mean softmax (float64).
 
@@ -315,6 +320,10 @@ class LabelIndicators(_ClassificationKind):
         return torch.sigmoid(torch.from_numpy(output).double()).numpy()
 
     @staticmethod
+    def predict_log_proba(output):
+        return torch.nn.functional.logsigmoid(torch.from_numpy(output).double()).numpy()
+
+    @staticmethod
     def combine_members(outputs):
         """One output of an ensemble's members: the logit of their mean sigmoid per label (float64)."""
         probabilities = torch.sigmoid(torch.from_numpy(outputs).double()).mean(dim=0)
@@ -377,6 +386,10 @@ class MulticlassMultioutput(_ClassificationKind):
     def predict_proba(self, output):
         logits = torch.from_numpy(output).double()
         return [torch.softmax(block, dim=1).numpy() for block in logits.split(self.blocks, dim=1)]
+
+    def predict_log_proba(self, output):
+        logits = torch.from_numpy(output).double()
+        return [torch.log_softmax(block, dim=1).numpy() for block in logits.split(self.blocks, dim=1)]
 
     def combine_members(self, outputs):
         """One output of an ensemble's members: per block, the log of their mean softmax (float64)."""

@@ -521,6 +521,42 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
         with torch_threads(self.n_jobs):  # the target kind's torch operations too (one thread after fork)
             return self._target_kind().predict_proba(self._raw_output(X))
 
+    def predict_log_proba(self, X):
+        """Logarithm of the class probabilities.
+
+        Computed from the network's outputs with ``log_softmax`` (``logsigmoid`` for a label
+        indicator matrix), so a probability too small for float64 still has a finite
+        logarithm where ``numpy.log(predict_proba(X))`` would give ``-inf``. For an ensemble
+        the outputs are already the log of the members' mean probabilities.
+
+        Parameters
+        ----------
+        X : pandas.DataFrame or array-like of shape (n_samples, n_features)
+            Rows with the columns seen at fit.
+
+        Returns
+        -------
+        numpy.ndarray of shape (n_samples, n_classes) or list of such arrays, float64
+            The natural logarithm of :meth:`predict_proba`'s output, with the same shape and
+            column order: for ``"multilabel-indicator"`` the log of each label's probability
+            of being 1, for ``"multiclass-multioutput"`` one array per output.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            If the estimator is not fitted.
+        ValueError
+            If ``X`` does not have the columns seen at fit.
+
+        Warns
+        -----
+        UserWarning
+            As :meth:`predict_proba`, for rows far outside the range seen at fit.
+        """
+        check_is_fitted(self)
+        with torch_threads(self.n_jobs):
+            return self._target_kind().predict_log_proba(self._raw_output(X))
+
     def predict(self, X):
         """Predicted class labels.
 

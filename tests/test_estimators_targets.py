@@ -286,3 +286,26 @@ def test_a_multi_output_target_with_a_label_type_per_column(fast_params):
     assert set(prediction[:, 1].tolist()) <= {1, 2}
     assert [len(p) for p in model.predict_proba(X)] == [len(X), len(X)]
     assert 0 <= model.score(X, y) <= 1
+
+
+@pytest.mark.parametrize("kind", ["binary", "multiclass", "multilabel", "multioutput", "ensemble"])
+def test_predict_log_proba_is_the_log_of_predict_proba(fast_params, kind):
+    X = _features(120)
+    y = {
+        "binary": X[:, 0] > 0,
+        "multiclass": np.digitize(X[:, 1], [-0.5, 0.5]),
+        "multilabel": _multilabel(X),
+        "multioutput": _multioutput(X),
+        "ensemble": np.digitize(X[:, 1], [-0.5, 0.5]),
+    }[kind]
+    params = dict(fast_params, max_epochs=2, n_ensemble=2 if kind == "ensemble" else 1)
+    model = SparseTabNetClassifier(**params).fit(X, y)
+    proba, log_proba = model.predict_proba(X[:7]), model.predict_log_proba(X[:7])
+    if kind == "multioutput":
+        assert [block.shape for block in log_proba] == [(7, 2), (7, 3)]
+        for block, log_block in zip(proba, log_proba):
+            np.testing.assert_allclose(np.exp(log_block), block, rtol=1e-12, atol=0)
+        return
+    assert log_proba.shape == proba.shape and log_proba.dtype == np.float64
+    np.testing.assert_allclose(np.exp(log_proba), proba, rtol=1e-12, atol=0)
+    assert np.all(log_proba <= 0)

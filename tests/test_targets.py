@@ -172,3 +172,18 @@ def test_combined_members_give_the_mean_probabilities(n_members, n_rows, seed, s
     values = ContinuousTargets(5, 2, target_mean=np.arange(5.0), target_scale=np.full(5, 2.0))
     expected = np.mean([values.predict(output) for output in outputs], axis=0)
     np.testing.assert_allclose(values.predict(values.combine_members(outputs)), expected, rtol=1e-12, atol=1e-9)
+
+
+def test_log_probabilities_stay_finite_where_the_probability_underflows():
+    # Logits 800 apart: softmax gives exactly 0 in float64, log_softmax gives -800.
+    output = np.array([[0.0, 800.0]])
+    labels = fit_classification_kind(np.array([0, 1, 1]))
+    assert labels.predict_proba(output)[0, 0] == 0.0
+    np.testing.assert_allclose(labels.predict_log_proba(output), [[-800.0, 0.0]])
+    indicators = LabelIndicators(2, np.dtype(int))
+    np.testing.assert_allclose(indicators.predict_log_proba(np.array([[-800.0, 0.0]])), [[-800.0, np.log(0.5)]])
+    blocks = fit_classification_kind(np.array([["a", "x"], ["b", "y"], ["b", "z"]]))
+    assert isinstance(blocks, MulticlassMultioutput)
+    first, second = blocks.predict_log_proba(np.array([[0.0, 800.0, 0.0, 0.0, np.log(2.0)]]))
+    np.testing.assert_allclose(first, [[-800.0, 0.0]])
+    np.testing.assert_allclose(second, [[np.log(0.25), np.log(0.25), np.log(0.5)]])
