@@ -30,11 +30,12 @@ from ._params import (
     training_config,
     with_legacy_parameters,
 )
+from ._progress import CallbackSupportMixin, EpochPrinter, epoch_tasks, metric_label, training_observer
 from ._runtime import TorchStatePickleMixin, resolve_device, torch_threads
 from ._tabular import TabularEncoding, feature_names, validate_frame
 from ._training import train_network
 from ._warnings import warn
-from .network import TabNet
+from .network import TabNet, ensemble_members
 from .pretraining import ENCODER_PARAMETERS, SparseTabNetPretrainer
 
 __all__ = ["BaseSparseTabNet"]
@@ -57,7 +58,14 @@ def _drop_zero_weight_rows(frame, y, sample_weight):
     return frame.iloc[keep], _safe_indexing(y, keep), weights[keep]
 
 
-class BaseSparseTabNet(EnsembleMixin, InferenceMixin, LegacyParametersMixin, TorchStatePickleMixin, BaseEstimator):
+class BaseSparseTabNet(
+    *((CallbackSupportMixin,) if CallbackSupportMixin is not None else ()),
+    EnsembleMixin,
+    InferenceMixin,
+    LegacyParametersMixin,
+    TorchStatePickleMixin,
+    BaseEstimator,
+):
     """Shared implementation of :class:`SparseTabNetClassifier` and :class:`SparseTabNetRegressor`.
 
     Subclasses define ``__init__`` (the parameters of :mod:`sparsetab._params`), their
@@ -313,6 +321,7 @@ class BaseSparseTabNet(EnsembleMixin, InferenceMixin, LegacyParametersMixin, Tor
                 generator,
                 score_function,
                 optimizer_state=self._optimizer_state if incremental else None,
+                observer=observer,
             )
             self._record_history(history, early_stopping, first_pass)
             self._optimizer_state = history.optimizer_state
@@ -321,6 +330,13 @@ class BaseSparseTabNet(EnsembleMixin, InferenceMixin, LegacyParametersMixin, Tor
 
         # The state is complete from here on, and a scorer given as `scoring` calls predict.
         self._fitted = True
+        n_members = self.n_ensemble if first_pass else len(ensemble_members(self.network_))
+        printer = None
+        if self.verbose:
+            metric, negate = metric_label(self.scoring)
+            printer = EpochPrinter(self.verbose, metric, negate=negate, early_stopping=early_stopping)
+        tasks = epoch_tasks(self, frame, y, sample_weight, n_members * config.max_epochs)
+        observer = training_observer(printer, tasks)
         try:
             self._train_members(
                 train_member,
@@ -333,6 +349,8 @@ class BaseSparseTabNet(EnsembleMixin, InferenceMixin, LegacyParametersMixin, Tor
             raise
         self._shuffle_random_state = self.random_state if isinstance(self.random_state, numbers.Integral) else None
         self.feature_importances_ = self._training_importances(X_train, random_state)
+        if tasks is not None:
+            tasks.fit_end()
 
     def _fit_tabular_encoding(self, frame, pretrainer, seed):
         """Learn (or take from the pretrainer) the tabular encoding and ``categories_``; encode ``frame``."""

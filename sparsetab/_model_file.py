@@ -44,6 +44,9 @@ FORMAT = "sparsetab-model"
 FORMAT_VERSION = 1
 # Fitted attributes rebuilt by the reader rather than stored as values.
 _REBUILT = ("network_", "_tabular_encoding", "_device")
+# scikit-learn's callbacks (``set_callbacks``) and the context a meta-estimator propagates: how a fit is
+# watched, not what it learned, so a model file leaves them out (a pickle keeps them, as scikit-learn's do).
+_NOT_MODEL_STATE = ("_skl_callbacks", "_parent_callback_ctx")
 
 
 class _Codec:
@@ -229,7 +232,7 @@ def save_estimator(estimator, path):
     state = {
         name: codec.encode(value, f"fitted attribute {name}")
         for name, value in vars(estimator).items()
-        if name not in params and name not in _REBUILT
+        if name not in params and name not in _REBUILT and name not in _NOT_MODEL_STATE
     }
     network_state = {name: codec.encode(value, name) for name, value in estimator.network_.state_dict().items()}
     metadata = json.dumps(

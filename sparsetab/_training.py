@@ -18,8 +18,12 @@ from ._warnings import warn
 __all__ = [
     "LEARNING_RATE_SCHEDULES",
     "MIN_PATIENCE_STEPS",
+    "STOP_REASONS",
+    "EpochRecord",
+    "ObserverGroup",
     "TrainingConfig",
     "TrainingHistory",
+    "TrainingObserver",
     "learning_rate_factor",
     "patience_epochs",
     "train_network",
@@ -93,6 +97,98 @@ class TrainingHistory:
     diverged: bool = False
     interrupted: bool = False
     optimizer_state: dict | None = None
+    stop_reason: str = "max_epochs"
+    """Why training ended: one of :data:`STOP_REASONS`."""
+    kept_epoch: int | None = None
+    """1-based epoch number (counting earlier calls) whose weights the network holds at the end (0: the
+    weights it started with); None after an interrupt that kept the weights part-way through an epoch."""
+
+
+#: Why a training call ends: patience ran out, ``max_epochs`` was reached, the loss or weights became
+#: non-finite, the user pressed Ctrl-C, an observer (a scikit-learn callback) asked to stop, or the one
+#: epoch of ``partial_fit`` is done.
+STOP_REASONS = ("no_improvement", "max_epochs", "non_finite", "interrupted", "callback", "partial_fit")
+
+
+@dataclass
+class EpochRecord:
+    """One completed epoch, as :func:`train_network` reports it to its observer.
+
+    Attributes
+    ----------
+    epoch : int
+        1-based epoch number, counting the epochs of earlier calls (``warm_start``,
+        ``partial_fit``).
+    last_epoch : int or None
+        The epoch number at which this call stops at the latest (``epoch_offset + max_epochs``);
+        None for ``partial_fit``, whose calls have no end.
+    train_loss : float
+        Mean training objective of the epoch (weighted loss + ``lambda_sparse`` * sparsity loss).
+    validation_score : float or None
+        The epoch's validation score (higher is better), None without validation rows.
+    best : bool
+        Whether the monitored score (the validation score under early stopping, else the
+        negative training loss) is the best of this call so far.
+    seconds : float
+        Wall-clock duration of the epoch, validation included, in seconds.
+    """
+
+    epoch: int
+    last_epoch: int | None
+    train_loss: float
+    validation_score: float | None
+    best: bool
+    seconds: float
+
+
+class TrainingObserver:
+    """What :func:`train_network` tells about its progress; the methods here do nothing.
+
+    Subclasses (the verbose printer, the scikit-learn callback bridge) override what they need.
+    """
+
+    def epoch_begin(self, epoch, n_steps):
+        """An epoch starts: its 1-based number and its count of optimiser steps."""
+
+    def step_end(self):
+        """One optimiser step of the current epoch is done."""
+
+    def epoch_end(self, record):
+        """An epoch is complete (an :class:`EpochRecord`); return True to stop training after it."""
+        return False
+
+    def epoch_abandoned(self):
+        """The current epoch ends without a record (non-finite loss, interrupt)."""
+
+    def training_end(self, history, patience):
+        """Training ended: the :class:`TrainingHistory` and the patience in epochs that applied."""
+
+
+class ObserverGroup(TrainingObserver):
+    """Several observers as one: every call goes to each, and any one of them can stop training."""
+
+    def __init__(self, observers):
+        self.observers = [observer for observer in observers if observer is not None]
+
+    def epoch_begin(self, epoch, n_steps):
+        for observer in self.observers:
+            observer.epoch_begin(epoch, n_steps)
+
+    def step_end(self):
+        for observer in self.observers:
+            observer.step_end()
+
+    def epoch_end(self, record):
+        # Every observer hears of the epoch, even after one has asked to stop.
+        return any([observer.epoch_end(record) for observer in self.observers])
+
+    def epoch_abandoned(self):
+        for observer in self.observers:
+            observer.epoch_abandoned()
+
+    def training_end(self, history, patience):
+        for observer in self.observers:
+            observer.training_end(history, patience)
 
 
 def learning_rate_factor(schedule, progress, *, warmup_epochs, schedule_epochs, decay):
@@ -203,7 +299,16 @@ def _optimizer(optimized, config, fused):
 
 
 def train_network(
-    network, loss_function, X, y, sample_weight, config, generator, score_function=None, optimizer_state=None
+    network,
+    loss_function,
+    X,
+    y,
+    sample_weight,
+    config,
+    generator,
+    score_function=None,
+    optimizer_state=None,
+    observer=None,
 ):
     """Train ``network`` in place and return its history.
 
@@ -228,6 +333,9 @@ def train_network(
         A ``TrainingHistory.optimizer_state`` of an earlier call to continue from (Adam's
         moments and the decayed learning rate); None starts a fresh optimizer at
         ``config.learning_rate``.
+    observer : TrainingObserver or None
+        Told of every epoch and step (the verbose lines, scikit-learn callbacks); its
+        ``epoch_end`` may stop training. None: nothing is reported.
 
     Returns
     -------
@@ -271,6 +379,9 @@ def train_network(
             else None
         )
         history = TrainingHistory(validation_scores=[] if score_function is not None else None)
+        observer = observer if observer is not None else TrainingObserver()
+        history.kept_epoch = config.epoch_offset
+        last_epoch = None if config.incremental else config.epoch_offset + config.max_epochs
         early_stopping = config.early_stopping and not config.incremental
         best_score, best_state, epochs_without_improvement = -math.inf, None, 0
         n_rows = X.shape[0]
@@ -287,6 +398,7 @@ def train_network(
         try:
             for epoch in range(config.max_epochs):
                 started = time.perf_counter()
+                observer.epoch_begin(config.epoch_offset + epoch + 1, steps_per_epoch)
                 epoch_start_state = _snapshot(network)
                 network.train()
                 total, total_weight = 0.0, 0.0
@@ -321,9 +433,14 @@ def train_network(
                     optimizer.step()
                     total += float(objective.detach()) * float(batch_weight)
                     total_weight += float(batch_weight)
+                    observer.step_end()
                 # A finite loss can still leave overflowed weights or batch norm statistics behind.
                 history.diverged = history.diverged or not _all_finite(network)
                 if history.diverged:
+                    observer.epoch_abandoned()
+                    history.stop_reason = "non_finite"
+                    if best_state is None:
+                        history.kept_epoch = config.epoch_offset + epoch  # the weights the epoch started from
                     network.load_state_dict(best_state if best_state is not None else epoch_start_state)
                     warn(
                         "The training loss or the weights became non-finite at epoch "
@@ -339,12 +456,8 @@ def train_network(
                 epoch_score = float(score_function()) if score_function is not None else None
                 history.loss_curve.append(epoch_loss)
                 history.alpha_history.append(network.alphas)
-                message = f"epoch {config.epoch_offset + epoch + 1:4d}  loss {epoch_loss:.5f}"
                 if score_function is not None:
                     history.validation_scores.append(epoch_score)
-                    message += f"  validation score {epoch_score:.5f}"
-                if config.verbose:
-                    print(f"{message}  {time.perf_counter() - started:.2f} s", flush=True)
                 # Early stopping monitors the validation score; otherwise, as scikit-learn's MLP, the
                 # training loss decides convergence.
                 score = epoch_score if early_stopping else -epoch_loss
@@ -358,16 +471,33 @@ def train_network(
                 # (and at least MIN_PATIENCE_STEPS steps), while the kept weights are those of the best
                 # score, however small its lead.
                 epochs_without_improvement = 0 if score > best_score + config.tol else epochs_without_improvement + 1
-                if score > best_score:
+                improved = score > best_score
+                if improved:
                     best_score = score
                     history.best_iteration = epoch
                     if early_stopping:
                         best_state = _snapshot(network)
+                if not early_stopping or improved:
+                    history.kept_epoch = config.epoch_offset + epoch + 1
+                record = EpochRecord(
+                    epoch=config.epoch_offset + epoch + 1,
+                    last_epoch=last_epoch,
+                    train_loss=epoch_loss,
+                    validation_score=epoch_score,
+                    best=improved,
+                    seconds=time.perf_counter() - started,
+                )
+                if observer.epoch_end(record):
+                    history.converged, history.stop_reason = True, "callback"
+                    break
                 if not config.incremental and epochs_without_improvement >= patience:
-                    history.converged = True
+                    history.converged, history.stop_reason = True, "no_improvement"
                     break
         except KeyboardInterrupt:
-            history.interrupted = True
+            observer.epoch_abandoned()
+            history.interrupted, history.stop_reason = True, "interrupted"
+            if not (early_stopping and best_state is not None):
+                history.kept_epoch = None  # the weights as they were, part-way through an epoch
             done = len(history.loss_curve)
             kept = (
                 f"the weights of epoch {config.epoch_offset + history.best_iteration + 1} (best validation score) were "
@@ -382,6 +512,8 @@ def train_network(
             )
         if early_stopping and best_state is not None and not history.diverged:
             network.load_state_dict(best_state)
+        if config.incremental and history.stop_reason == "max_epochs":
+            history.stop_reason = "partial_fit"
         network.eval()
         history.optimizer_state = (
             optimizer.state_dict() if flat is None else flat.from_flat_state(optimizer.state_dict())
@@ -393,4 +525,5 @@ def train_network(
                 "Consider raising max_epochs.",
                 ConvergenceWarning,
             )
+        observer.training_end(history, patience)
         return history

@@ -228,8 +228,16 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
         Seeds the weights, the shuffling and the validation split. The global RNGs of numpy
         and torch are left untouched.
     verbose : int, default=0
-        0 prints nothing; > 0 prints one line per epoch: the epoch number, the training loss,
-        the validation score (when there is one) and the epoch's duration in seconds.
+        0 prints nothing. 1 prints one line per epoch, ``[12/100] train loss: 0.3291, val
+        loss: 0.3410 (best), in 0.9s`` (the validation score named by ``scoring``, e.g. ``val
+        roc_auc: 0.9012``; ``(best)`` marks the best monitored score so far; a ``partial_fit``
+        epoch is ``[12]``), then one line saying why training stopped (no improvement for N
+        epochs, max_epochs reached, a non-finite loss, Ctrl-C, a callback) and which epoch's
+        weights the model keeps. 2 adds a progress bar within each epoch, drawn by ``rich``
+        (``pip install "sparsetab[progress]"``; without it a UserWarning says so and the lines
+        are printed). Where scikit-learn has its callback API (``sklearn.callback``),
+        ``set_callbacks`` also works: each epoch is one task of the fit, and a callback can stop
+        training after an epoch.
     warm_start : bool, default=False
         When True and the model is fitted, ``fit`` continues training the fitted network (its
         weights, columns, categories, target scaling and classes; ``y`` must have the same
@@ -806,8 +814,16 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
         Seeds the weights, the shuffling and the validation split. The global RNGs of numpy
         and torch are left untouched.
     verbose : int, default=0
-        0 prints nothing; > 0 prints one line per epoch: the epoch number, the training loss,
-        the validation score (when there is one) and the epoch's duration in seconds.
+        0 prints nothing. 1 prints one line per epoch, ``[12/100] train loss: 0.3291, val
+        loss: 0.3410 (best), in 0.9s`` (the validation score named by ``scoring``, e.g. ``val
+        roc_auc: 0.9012``; ``(best)`` marks the best monitored score so far; a ``partial_fit``
+        epoch is ``[12]``), then one line saying why training stopped (no improvement for N
+        epochs, max_epochs reached, a non-finite loss, Ctrl-C, a callback) and which epoch's
+        weights the model keeps. 2 adds a progress bar within each epoch, drawn by ``rich``
+        (``pip install "sparsetab[progress]"``; without it a UserWarning says so and the lines
+        are printed). Where scikit-learn has its callback API (``sklearn.callback``),
+        ``set_callbacks`` also works: each epoch is one task of the fit, and a callback can stop
+        training after an epoch.
     warm_start : bool, default=False
         When True and the model is fitted, ``fit`` continues training the fitted network (its
         weights, columns, categories, target scaling and classes; ``y`` must have the same

@@ -236,15 +236,18 @@ def test_verbose_one_prints_one_line_per_epoch(capsys, fast_params):
     model = SparseTabNetClassifier(max_epochs=3, verbose=1, n_iter_no_change=100, **fast_params)
     _quiet_fit(model, X[:64], y[:64], X_val=X[64:], y_val=y[64:])
     lines = capsys.readouterr().out.splitlines()
-    assert len(lines) == 3
-    for epoch, line in enumerate(lines, start=1):
-        match = re.fullmatch(r"epoch +(\d+)  loss (\d+\.\d+)  validation score (-?\d+\.\d+)  (\d+\.\d+) s", line)
+    assert len(lines) == 4  # 3 epochs and the closing line
+    for epoch, line in enumerate(lines[:3], start=1):
+        match = re.fullmatch(r"\[(\d+)/3\] train loss: (\d+\.\d+), val loss: (\d+\.\d+)( \(best\))?, in \d+\.\ds", line)
         assert match, line
         assert int(match[1]) == epoch
-        assert float(match[2]) == pytest.approx(model.loss_curve_[epoch - 1], abs=1e-5)
-        assert float(match[3]) == pytest.approx(model.validation_scores_[epoch - 1], abs=1e-5)
+        assert float(match[2]) == pytest.approx(model.loss_curve_[epoch - 1], abs=5e-5)
+        assert float(match[3]) == pytest.approx(-model.validation_scores_[epoch - 1], abs=5e-5)
+    assert (
+        lines[3] == f"Stopped after epoch 3: max_epochs reached; kept the weights of epoch {model.best_iteration_ + 1}."
+    )
     model.set_params(early_stopping=False).partial_fit(X, y)  # continues the numbering, no validation
-    assert re.fullmatch(r"epoch +4  loss \d+\.\d+  \d+\.\d+ s", capsys.readouterr().out.strip())
+    assert re.fullmatch(r"\[4\] train loss: \d+\.\d+( \(best\))?, in \d+\.\ds", capsys.readouterr().out.strip())
 
 
 # ----- n_jobs ---------------------------------------------------------------------------------

@@ -36,6 +36,7 @@ RANKS = {
     "sparsetab._params": 3,
     "sparsetab._targets": 3,
     "sparsetab._inference": 3,
+    "sparsetab._progress": 3,
     "sparsetab.pretraining": 4,
     "sparsetab._ensemble": 4,
     "sparsetab._base": 5,
@@ -53,7 +54,7 @@ ALLOWED_THIRD_PARTY = {"sparsetab.entmax": {"torch"}, "sparsetab.network": {"tor
 # What "scikit-learn estimator machinery" means for ranks 0-2.
 ESTIMATOR_MACHINERY = ("sklearn.base", "sklearn.utils._param_validation", "sklearn.model_selection", "sklearn.pipeline")
 # Optional heavy dependencies that may be imported inside a function, so that importing sparsetab stays light.
-LAZY_IMPORTS = {"matplotlib", "onnx", "onnxruntime", "onnxscript", "dask", "ray", "pyarrow", "tqdm"}
+LAZY_IMPORTS = {"matplotlib", "onnx", "onnxruntime", "onnxscript", "dask", "ray", "pyarrow", "tqdm", "rich"}
 
 
 def _module_name(path):

@@ -4,7 +4,14 @@ import pytest
 import torch
 from sklearn.exceptions import ConvergenceWarning
 
-from sparsetab._training import MIN_PATIENCE_STEPS, _batches, learning_rate_factor, patience_epochs, train_network
+from sparsetab._training import (
+    MIN_PATIENCE_STEPS,
+    TrainingObserver,
+    _batches,
+    learning_rate_factor,
+    patience_epochs,
+    train_network,
+)
 from sparsetab.network import TabNet
 
 
@@ -170,15 +177,115 @@ def test_keyboard_interrupt_restores_the_best_weights_and_warns(make_training_co
         assert torch.equal(value, snapshots[0][name]), name
 
 
-def test_verbose_line_per_epoch(capsys, make_training_config):
-    network, X, y = _problem(40)
+class _Recorder(TrainingObserver):
+    """Keeps what train_network reports; stops after epoch ``stop_after``; interrupts in epoch ``interrupt_in``."""
+
+    def __init__(self, stop_after=None, interrupt_in=None):
+        self.calls, self.records, self.stop_after, self.interrupt_in = [], [], stop_after, interrupt_in
+
+    def epoch_begin(self, epoch, n_steps):
+        self.calls.append(("begin", epoch, n_steps))
+        self.epoch = epoch
+
+    def step_end(self):
+        self.calls.append(("step",))
+        if self.epoch == self.interrupt_in:
+            raise KeyboardInterrupt
+
+    def epoch_end(self, record):
+        self.calls.append(("end", record.epoch))
+        self.records.append(record)
+        return record.epoch == self.stop_after
+
+    def epoch_abandoned(self):
+        self.calls.append(("abandoned",))
+
+    def training_end(self, history, patience):
+        self.calls.append(("training end", history.stop_reason, history.kept_epoch, patience))
+
+
+def test_the_observer_hears_every_epoch_and_step(make_training_config):
+    network, X, y = _problem(40)  # 40 rows, batch 16: 3 steps an epoch
+    recorder = _Recorder()
+    scores = iter([0.5, 0.7, 0.6])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        history = _train(network, X, y, make_training_config(max_epochs=2, verbose=1, epoch_offset=5))
-    lines = capsys.readouterr().out.splitlines()
-    assert [int(line.split()[1]) for line in lines] == [6, 7]
-    assert [float(line.split("loss ")[1].split()[0]) for line in lines] == pytest.approx(history.loss_curve, abs=1e-5)
-    assert all(line.endswith(" s") for line in lines)
+        history = train_network(
+            network,
+            _cross_entropy,
+            X,
+            y,
+            torch.ones(len(X)),
+            make_training_config(max_epochs=3, batch_size=16, early_stopping=True, epoch_offset=5),
+            torch.Generator(),
+            lambda: next(scores),
+            observer=recorder,
+        )
+    epoch = [("begin", 6, 3), ("step",), ("step",), ("step",), ("end", 6)]
+    assert recorder.calls[:5] == epoch and len(recorder.calls) == 16
+    assert recorder.calls[-1] == ("training end", "max_epochs", 7, 100)  # patience max(100, ceil(200 / 3))
+    assert [(r.epoch, r.last_epoch, r.validation_score, r.best) for r in recorder.records] == [
+        (6, 8, 0.5, True),
+        (7, 8, 0.7, True),
+        (8, 8, 0.6, False),
+    ]
+    assert [r.train_loss for r in recorder.records] == pytest.approx(history.loss_curve, rel=1e-12)
+    assert all(r.seconds >= 0 for r in recorder.records)
+    assert history.kept_epoch == 7 and history.best_iteration == 1  # the best epoch's weights, restored
+
+
+@pytest.mark.parametrize(
+    "options, observer, reason, kept",
+    [
+        # tol so large that only the first epoch improves (on -inf); 3 steps an epoch: a patience of
+        # ceil(200 / 3) = 67 epochs, so training stops after epoch 68 and keeps its weights (no early stopping)
+        (dict(max_epochs=200, tol=1e9, n_iter_no_change=1), {}, "no_improvement", 68),
+        (dict(max_epochs=4), dict(stop_after=2), "callback", 2),
+        (dict(max_epochs=4), dict(interrupt_in=3), "interrupted", None),  # the weights part-way through epoch 3
+        (dict(max_epochs=1, incremental=True), {}, "partial_fit", 1),
+    ],
+)
+def test_stop_reason_and_kept_epoch(make_training_config, options, observer, reason, kept):
+    network, X, y = _problem(40)
+    recorder = _Recorder(**observer)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        history = train_network(
+            network,
+            _cross_entropy,
+            X,
+            y,
+            torch.ones(len(X)),
+            make_training_config(batch_size=16, **options),
+            torch.Generator(),
+            observer=recorder,
+        )
+    assert (history.stop_reason, history.kept_epoch) == (reason, kept)
+    assert recorder.calls[-1][:3] == ("training end", reason, kept)
+    assert (("abandoned",) in recorder.calls) == (reason == "interrupted")
+
+
+def test_a_non_finite_loss_reports_the_epoch_it_restored(make_training_config):
+    network, X, y = _problem(40)
+    recorder = _Recorder()
+    losses = iter([1.0] * 6 + [float("nan")])
+
+    def loss(output, target):
+        return _cross_entropy(output, target) * 0 + next(losses)
+
+    with pytest.warns(RuntimeWarning, match="non-finite at epoch 3"):
+        history = train_network(
+            network,
+            loss,
+            X,
+            y,
+            torch.ones(len(X)),
+            make_training_config(max_epochs=5, batch_size=16),
+            torch.Generator(),
+            observer=recorder,
+        )
+    assert (history.stop_reason, history.kept_epoch, history.diverged) == ("non_finite", 2, True)
+    assert recorder.calls[-2:] == [("abandoned",), ("training end", "non_finite", 2, 100)]
 
 
 @pytest.mark.parametrize(
