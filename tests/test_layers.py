@@ -43,11 +43,11 @@ RANKS = {
     "sparsetab.estimators": 6,
     "sparsetab.io": 7,
     "sparsetab.inspection": 7,
-    "sparsetab.cli": 7,
     "sparsetab.distributed": 7,
     "sparsetab.streaming": 7,
     "sparsetab": 8,
-    "sparsetab.__main__": 8,
+    "sparsetab.cli": 8,
+    "sparsetab.__main__": 9,
 }
 # Third-party packages a subpackage may import besides the standard library.
 ALLOWED_THIRD_PARTY = {"sparsetab.entmax": {"torch"}, "sparsetab.network": {"torch"}}

@@ -1,0 +1,483 @@
+"""The ``sparsetab`` command: fit, predict, explain, evaluate and describe models from the shell.
+
+Each subcommand reads a table (CSV in any compression pandas infers, or Parquet), works through
+the estimators' public API and writes CSV, Parquet or a model file. Errors are one line that
+names the file, column or parameter (``--debug`` shows the traceback); the exit code is 0 on
+success, 1 for a user error and 2 for a usage error (argparse's).
+"""
+
+import argparse
+import json
+import sys
+import time
+import traceback
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from sklearn.metrics import (
+    accuracy_score,
+    balanced_accuracy_score,
+    log_loss,
+    mean_absolute_error,
+    r2_score,
+    roc_auc_score,
+    root_mean_squared_error,
+)
+from sklearn.utils.multiclass import type_of_target
+
+from ._version import __version__
+from .estimators import SparseTabNetClassifier, SparseTabNetRegressor
+from .inspection import FeatureMaskDisplay
+from .io import load_model
+
+__all__ = ["main", "read_table", "parse_assignment"]
+
+_PARQUET_SUFFIXES = (".parquet", ".pq")
+_EXAMPLES = {
+    "fit": """examples:
+  sparsetab fit adult_train.csv --target income --output income.sparsetab
+  sparsetab fit train.parquet --target price --task regression --set max_epochs=50 --set n_d=16
+  sparsetab fit train.csv.gz --target y --validation valid.csv.gz --set 'cat_emb_dim={"city": 3}'""",
+    "predict": """examples:
+  sparsetab predict income.sparsetab adult_test.csv --output predictions.csv
+  sparsetab predict income.sparsetab new_rows.parquet --proba --id customer_id --output scores.parquet""",
+    "explain": """examples:
+  sparsetab explain income.sparsetab adult_test.csv --rows 100 --output importances.csv
+  sparsetab explain income.sparsetab adult_test.csv --steps --output masks.csv --plot masks.png""",
+    "evaluate": """examples:
+  sparsetab evaluate income.sparsetab adult_test.csv --target income
+  sparsetab evaluate income.sparsetab adult_test.csv --target income --json""",
+    "info": """examples:
+  sparsetab info income.sparsetab""",
+}
+
+
+class UserError(Exception):
+    """A problem with the user's files, columns or parameters: reported as one line, exit code 1."""
+
+
+def read_table(path, *, role="DATA"):
+    """Read a CSV (any compression pandas infers from the suffix) or Parquet file.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file. ``.parquet`` and ``.pq`` are Parquet (read with pyarrow); everything else is
+        read by :func:`pandas.read_csv`.
+    role : str, default="DATA"
+        What the file is, for the error messages.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The table as pandas reads it: string columns stay strings (the estimators embed them).
+
+    Raises
+    ------
+    UserError
+        If the file does not exist, is empty, cannot be parsed, or is Parquet while pyarrow is
+        not installed (the message names the extra: ``pip install "sparsetab[parquet]"``).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise UserError(f"{role} file {str(path)!r} does not exist.")
+    if path.suffix.lower() in _PARQUET_SUFFIXES:
+        try:
+            import pyarrow  # noqa: F401  (optional extra; pandas needs it for Parquet)
+        except ImportError:
+            raise UserError(
+                f'{role} file {str(path)!r} is Parquet, which needs pyarrow: pip install "sparsetab[parquet]".'
+            ) from None
+        reader = pd.read_parquet
+    else:
+        reader = pd.read_csv
+    try:
+        return reader(path)
+    except (ValueError, OSError, UnicodeDecodeError) as error:
+        raise UserError(f"{role} file {str(path)!r} could not be read as a table: {error}") from None
+
+
+def _write_table(frame, path):
+    """Write ``frame`` to ``path`` (Parquet or CSV by suffix), or as CSV to standard output for None."""
+    if path is None:
+        frame.to_csv(sys.stdout, index=False)
+        return
+    path = Path(path)
+    if path.suffix.lower() in _PARQUET_SUFFIXES:
+        try:
+            import pyarrow  # noqa: F401
+        except ImportError:
+            raise UserError(
+                f'--output {str(path)!r} is Parquet, which needs pyarrow: pip install "sparsetab[parquet]".'
+            ) from None
+        frame.to_parquet(path, index=False)
+    else:
+        frame.to_csv(path, index=False)
+
+
+def parse_assignment(text):
+    """Split ``PARAM=VALUE`` and read VALUE as a JSON literal when it parses as one.
+
+    Parameters
+    ----------
+    text : str
+        For example ``"batch_size=512"``, ``'cat_emb_dim={"workclass": 3}'`` or
+        ``"entmax_mode=sparsemax"``.
+
+    Returns
+    -------
+    name : str
+    value : object
+        The JSON value (number, bool, null, list, dict, string in quotes), else the text itself.
+
+    Raises
+    ------
+    UserError
+        If there is no ``=`` or nothing before it.
+    """
+    name, separator, value = text.partition("=")
+    if not separator or not name.strip():
+        raise UserError(f"--set {text!r} is not PARAM=VALUE (e.g. --set max_epochs=50).")
+    try:
+        return name.strip(), json.loads(value)
+    except json.JSONDecodeError:
+        return name.strip(), value
+
+
+def _estimator(task, assignments):
+    """The estimator of ``task`` with the ``--set`` parameters, checked by its own constraints."""
+    estimator = (SparseTabNetClassifier if task == "classification" else SparseTabNetRegressor)(verbose=1)
+    accepted = estimator.get_params()
+    for name, value in assignments:
+        if name not in accepted:
+            raise UserError(
+                f"--set {name}: {type(estimator).__name__} has no parameter {name!r}; see `sparsetab fit --help` "
+                "or the estimator's docstring for the accepted ones."
+            )
+        estimator.set_params(**{name: value})
+    try:
+        estimator._validate_params()
+    except ValueError as error:
+        raise UserError(f"--set: {error}") from None
+    return estimator
+
+
+def _split_target(frame, target, path):
+    if target not in frame.columns:
+        raise UserError(f"--target {target!r} is not a column of {str(path)!r}; its columns: {list(frame.columns)}.")
+    return frame.drop(columns=target), frame[target]
+
+
+def _task_of(y, task, target):
+    """``--task``, or what scikit-learn's ``type_of_target`` says of the target column."""
+    if task is not None:
+        return task
+    kind = type_of_target(y.dropna().to_numpy())
+    if kind in ("binary", "multiclass"):
+        return "classification"
+    if kind == "continuous":
+        return "regression"
+    raise UserError(f"--target {target!r} is {kind!r} by type_of_target; pass --task classification or regression.")
+
+
+def _features(model, frame, path):
+    """The model's input columns of ``frame``, in the fitted order (other columns, e.g. the target, are left out)."""
+    names = getattr(model, "feature_names_in_", None)
+    if names is None:
+        return frame
+    missing = [name for name in names if name not in frame.columns]
+    if missing:
+        raise UserError(f"{str(path)!r} lacks the model's input column(s) {missing}.")
+    return frame[list(names)]
+
+
+def _load(path):
+    if not Path(path).is_file():
+        raise UserError(f"MODEL file {str(path)!r} does not exist.")
+    try:
+        return load_model(path)
+    except (ValueError, OSError) as error:
+        raise UserError(str(error)) from None
+
+
+def _command_fit(arguments):
+    frame = read_table(arguments.data)
+    X, y = _split_target(frame, arguments.target, arguments.data)
+    task = _task_of(y, arguments.task, arguments.target)
+    estimator = _estimator(task, [parse_assignment(text) for text in arguments.set or []])
+    validation = {}
+    if arguments.validation is not None:
+        frame_val = read_table(arguments.validation, role="--validation")
+        X_val, y_val = _split_target(frame_val, arguments.target, arguments.validation)
+        missing = [column for column in X.columns if column not in X_val.columns]
+        if missing:
+            raise UserError(f"--validation {str(arguments.validation)!r} lacks the training column(s) {missing}.")
+        validation = dict(X_val=X_val[list(X.columns)], y_val=y_val)
+    output = Path(arguments.output or Path(arguments.data).name.split(".")[0] + ".sparsetab")
+    started = time.perf_counter()
+    try:
+        estimator.fit(X, y, **validation)
+    except (ValueError, TypeError) as error:
+        raise UserError(str(error)) from None
+    seconds = time.perf_counter() - started
+    estimator.save_model(output)
+    summary = [
+        f"task          {task} ({type(estimator).__name__})",
+        f"rows          {X.shape[0]} training, {X.shape[1]} columns",
+        f"epochs        {estimator.n_iter_} (weights of epoch {estimator.best_iteration_ + 1})"
+        if estimator.best_iteration_ is not None
+        else f"epochs        {estimator.n_iter_}",
+        f"fit time      {seconds:.1f} s",
+    ]
+    if estimator.validation_scores_ is not None and estimator.best_iteration_ is not None:
+        score = estimator.validation_scores_[estimator.best_iteration_]
+        name = "loss" if estimator.scoring == "loss" else str(estimator.scoring)
+        summary.append(f"val {name:<10}{-score if estimator.scoring == 'loss' else score:.4f}")
+    if task == "classification":
+        summary.append(f"classes       {', '.join(map(str, estimator.classes_))}")
+    summary.append(f"model         {output}")
+    print("\n".join(summary))
+
+
+def _command_predict(arguments):
+    model = _load(arguments.model)
+    frame = read_table(arguments.data)
+    X = _features(model, frame, arguments.data)
+    result = pd.DataFrame(index=range(len(frame)))
+    if arguments.id is not None:
+        if arguments.id not in frame.columns:
+            raise UserError(f"--id {arguments.id!r} is not a column of {str(arguments.data)!r}.")
+        result[arguments.id] = frame[arguments.id].to_numpy()
+    prediction = np.asarray(model.predict(X))
+    if prediction.ndim == 1:
+        result["prediction"] = prediction
+    else:  # a model fitted on several target columns (from Python; `fit` here takes one)
+        for k in range(prediction.shape[1]):
+            result[f"prediction_{k}"] = prediction[:, k]
+    if arguments.proba:
+        if not hasattr(model, "predict_proba"):
+            raise UserError(f"--proba: the model in {str(arguments.model)!r} is a regressor; it has no probabilities.")
+        probabilities = model.predict_proba(X)
+        if prediction.ndim != 1 or isinstance(probabilities, list):
+            raise UserError(f"--proba: the model in {str(arguments.model)!r} has several outputs; use the Python API.")
+        for label, column in zip(model.classes_, probabilities.T):
+            result[f"proba_{label}"] = column
+    _write_table(result, arguments.output)
+
+
+def _command_explain(arguments):
+    model = _load(arguments.model)
+    frame = read_table(arguments.data)
+    if arguments.rows is not None:
+        if arguments.rows < 1:
+            raise UserError(f"--rows must be at least 1, got {arguments.rows}.")
+        frame = frame.head(arguments.rows)
+    X = _features(model, frame, arguments.data)
+    explanation = model.explain(X)
+    names = [str(name) for name in explanation.feature_names]
+    if arguments.steps:
+        n_rows, n_steps, n_features = explanation.step_masks.shape
+        result = pd.DataFrame(
+            {
+                "row": np.repeat(np.arange(n_rows), n_steps * n_features),
+                "step": np.tile(np.repeat(np.arange(1, n_steps + 1), n_features), n_rows),
+                "feature": np.tile(names, n_rows * n_steps),
+                "mask": explanation.step_masks.reshape(-1),
+            }
+        )
+    else:
+        result = pd.DataFrame(explanation.importances, columns=names)
+        result.insert(0, "row", np.arange(len(frame)))
+    _write_table(result, arguments.output)
+    if arguments.plot is not None:
+        import matplotlib.pyplot as plt  # no window opens: the figure is only saved (headless: Agg by default)
+
+        display = FeatureMaskDisplay.from_estimator(model, X, max_samples=min(len(X), 50))
+        display.figure_.savefig(arguments.plot, dpi=120, bbox_inches="tight")
+        plt.close(display.figure_)
+        print(f"mask figure   {arguments.plot}", file=sys.stderr)
+
+
+def _metrics(model, X, y):
+    """The metrics of a classifier (accuracy, balanced accuracy, ROC AUC, log loss) or a regressor."""
+    if isinstance(model, SparseTabNetRegressor):
+        prediction = model.predict(X)
+        return {
+            "rmse": float(root_mean_squared_error(y, prediction)),
+            "mae": float(mean_absolute_error(y, prediction)),
+            "r2": float(r2_score(y, prediction)),
+        }
+    prediction, probabilities = model.predict(X), model.predict_proba(X)
+    labels = list(model.classes_)
+    unknown = sorted(set(pd.unique(y).tolist()) - set(labels), key=str)
+    if unknown:
+        raise UserError(f"--target holds labels the model never saw: {unknown}; its classes are {labels}.")
+    if len(labels) == 2:
+        auc = roc_auc_score(y, probabilities[:, 1]) if len(set(y)) == 2 else float("nan")
+    else:
+        auc = roc_auc_score(y, probabilities, multi_class="ovr", labels=labels) if len(set(y)) > 1 else float("nan")
+    return {
+        "accuracy": float(accuracy_score(y, prediction)),
+        "balanced_accuracy": float(balanced_accuracy_score(y, prediction)),
+        "roc_auc": float(auc),
+        "log_loss": float(log_loss(y, probabilities, labels=labels)),
+    }
+
+
+def _command_evaluate(arguments):
+    model = _load(arguments.model)
+    frame = read_table(arguments.data)
+    X, y = _split_target(frame, arguments.target, arguments.data)
+    if y.isna().any():
+        raise UserError(
+            f"--target {arguments.target!r} has {int(y.isna().sum())} missing value(s) in {arguments.data!r}."
+        )
+    metrics = _metrics(model, _features(model, X, arguments.data), y)
+    if arguments.json:
+        print(json.dumps({"rows": len(frame), **metrics}, indent=2))
+        return
+    print(f"{'metric':<18} value")
+    for name, value in metrics.items():
+        print(f"{name:<18} {value:.4f}")
+    print(f"{'rows':<18} {len(frame)}")
+
+
+def _command_info(arguments):
+    model = _load(arguments.model)
+    lines = [f"model         {type(model).__name__}"]
+    defaults = type(model)().get_params(deep=False)
+    changed = {
+        name: value for name, value in model.get_params(deep=False).items() if repr(value) != repr(defaults[name])
+    }
+    lines.append("parameters    " + (", ".join(f"{name}={value!r}" for name, value in changed.items()) or "defaults"))
+    if hasattr(model, "classes_"):
+        lines.append(f"classes       {', '.join(map(str, np.atleast_1d(model.classes_)))}")
+    names = [str(name) for name in getattr(model, "feature_names_in_", [f"x{j}" for j in range(model.n_features_in_)])]
+    lines.append(f"features      {len(names)}: {', '.join(names)}")
+    best = model.best_iteration_
+    history = f"training      {model.n_iter_} epochs, final train loss {model.loss_curve_[-1]:.4f}"
+    if model.validation_scores_ is not None and best is not None:
+        history += f", best validation score {model.validation_scores_[best]:.4f} at epoch {best + 1}"
+    lines.append(history)
+    lines.append("importances   (mean aggregate mask over the training rows)")
+    order = np.argsort(-model.feature_importances_, kind="stable")
+    width = max(len(name) for name in names)
+    lines += [f"  {names[j]:<{width}}  {model.feature_importances_[j]:.3f}" for j in order]
+    print("\n".join(lines))
+
+
+def _parser():
+    parser = argparse.ArgumentParser(
+        prog="sparsetab",
+        description="TabNet with sparse attention masks, from the command line: fit on a table, predict, "
+        "explain (which columns each row's prediction used), evaluate, inspect.",
+    )
+    parser.add_argument("--version", action="version", version=f"sparsetab {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show the full traceback of an error")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name, help_text):
+        return commands.add_parser(
+            name,
+            help=help_text,
+            description=help_text,
+            epilog=_EXAMPLES[name],
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+
+    fit = command("fit", "Fit a model on a table and write it as a model file.")
+    fit.add_argument("data", metavar="DATA", help="training table: CSV (any compression) or Parquet")
+    fit.add_argument("--target", required=True, metavar="COLUMN", help="the column to predict")
+    fit.add_argument(
+        "--task", choices=("classification", "regression"), help="default: what type_of_target says of the target"
+    )
+    fit.add_argument(
+        "--set",
+        action="append",
+        metavar="PARAM=VALUE",
+        help="an estimator parameter; VALUE is read as JSON when it parses (512, true, null, {...}), else as a string",
+    )
+    fit.add_argument("--validation", metavar="DATA", help="validation table with the same columns (early stopping)")
+    fit.add_argument("--output", metavar="MODEL", help="model file to write (default: DATA's name + .sparsetab)")
+
+    predict = command("predict", "Predict with a model file: labels (and class probabilities) or values.")
+    predict.add_argument("model", metavar="MODEL")
+    predict.add_argument("data", metavar="DATA")
+    predict.add_argument("--output", metavar="FILE", help="CSV or .parquet (default: CSV on standard output)")
+    predict.add_argument("--proba", action="store_true", help="add one proba_<class> column per class")
+    predict.add_argument("--id", metavar="COLUMN", help="copy this column of DATA into the output")
+
+    explain = command("explain", "Per-row feature importances (the aggregate attention mask), or the step masks.")
+    explain.add_argument("model", metavar="MODEL")
+    explain.add_argument("data", metavar="DATA")
+    explain.add_argument("--output", metavar="FILE", help="CSV or .parquet (default: CSV on standard output)")
+    explain.add_argument("--plot", metavar="FIGURE", help="also draw the mask figure (PNG, SVG or PDF)")
+    explain.add_argument("--rows", type=int, metavar="N", help="only the first N rows")
+    explain.add_argument(
+        "--steps", action="store_true", help="the step masks in long format (row, step, feature, mask)"
+    )
+
+    evaluate = command("evaluate", "Score a model file on a labelled table.")
+    evaluate.add_argument("model", metavar="MODEL")
+    evaluate.add_argument("data", metavar="DATA")
+    evaluate.add_argument("--target", required=True, metavar="COLUMN")
+    evaluate.add_argument("--json", action="store_true", help="print the metrics as JSON")
+
+    info = command("info", "Describe a model file: parameters, classes, features, importances, training.")
+    info.add_argument("model", metavar="MODEL")
+    return parser
+
+
+_COMMANDS = {
+    "fit": _command_fit,
+    "predict": _command_predict,
+    "explain": _command_explain,
+    "evaluate": _command_evaluate,
+    "info": _command_info,
+}
+
+
+def main(argv=None):
+    """Run the ``sparsetab`` command.
+
+    Parameters
+    ----------
+    argv : list of str or None, default=None
+        The arguments after the program name; None reads ``sys.argv[1:]``.
+
+    Returns
+    -------
+    int
+        0 on success, 1 for a user error (a missing file or column, a bad parameter value),
+        printed as one line on standard error. A usage error (an unknown option, a missing
+        argument) exits with 2 through argparse.
+
+    Raises
+    ------
+    SystemExit
+        From argparse, for ``--help``, ``--version`` and usage errors.
+    """
+    arguments = _parser().parse_args(argv)
+
+    shown = set()
+
+    def show_warning(message, category, filename, lineno, file=None, line=None):
+        # One line, as the errors, and once: predict and predict_proba of one command warn of the same rows.
+        text = f"sparsetab {arguments.command}: {category.__name__}: {message}"
+        if text not in shown:
+            shown.add(text)
+            print(text, file=sys.stderr)
+
+    try:
+        with warnings.catch_warnings():
+            warnings.showwarning = show_warning
+            _COMMANDS[arguments.command](arguments)
+    except Exception as error:  # one line for the user; the traceback only when asked for
+        if arguments.debug:
+            traceback.print_exc()
+        message = str(error) if isinstance(error, UserError) else f"{type(error).__name__}: {error}"
+        print(f"sparsetab {arguments.command}: error: {message}", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,247 @@
+"""The sparsetab command (sparsetab.cli, python -m sparsetab): the five subcommands on a slice of Adult."""
+
+import contextlib
+import io
+import json
+import os
+import subprocess
+import sys
+from importlib.metadata import entry_points
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from sparsetab import cli
+from sparsetab.datasets import load_adult
+
+SMALL = ["--set", "max_epochs=3", "--set", "n_d=4", "--set", "n_a=4", "--set", "n_steps=2", "--set", "random_state=0"]
+
+
+def _run(*arguments, cwd):
+    """``python -m sparsetab ARGUMENTS`` in a subprocess: (exit code, stdout, stderr)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "sparsetab", *map(str, arguments)], capture_output=True, text=True, cwd=cwd, timeout=300
+    )
+    return done.returncode, done.stdout, done.stderr
+
+
+def _call(*arguments, cwd):
+    """``cli.main(ARGUMENTS)`` in this process, in ``cwd``: (exit code, stdout, stderr); faster than a subprocess."""
+    out, err, before = io.StringIO(), io.StringIO(), os.getcwd()
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = cli.main([str(argument) for argument in arguments])
+    finally:
+        os.chdir(before)
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture(scope="module")
+def adult_files(tmp_path_factory):
+    """400 training rows as gzip CSV and 150 test rows (with the target) as Parquet and CSV."""
+    folder = tmp_path_factory.mktemp("cli")
+    load_adult(subset="train").frame.head(400).to_csv(folder / "train.csv.gz", index=False)
+    test = load_adult(subset="test").frame.head(150).assign(person=lambda frame: [f"p{i}" for i in range(len(frame))])
+    test.to_parquet(folder / "test.parquet", index=False)
+    test.to_csv(folder / "test.csv", index=False)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def fitted(adult_files):
+    code, out, err = _run(
+        "fit", "train.csv.gz", "--target", "income", *SMALL, "--output", "income.sparsetab", cwd=adult_files
+    )
+    assert code == 0, err
+    return adult_files, out, err
+
+
+def test_fit_prints_progress_and_a_summary_and_writes_the_model(fitted):
+    folder, out, err = fitted
+    lines = out.splitlines()
+    assert [line.split(" ")[0] for line in lines[:4]] == ["[1/3]", "[2/3]", "[3/3]", "Stopped"]
+    assert "task          classification (SparseTabNetClassifier)" in lines
+    assert "rows          400 training, 14 columns" in lines and "classes       <=50K, >50K" in lines
+    assert lines[-1] == "model         income.sparsetab" and (folder / "income.sparsetab").stat().st_size > 1000
+    # warnings are one line each, without the source line
+    assert all(line.startswith("sparsetab fit: ") for line in err.splitlines())
+
+
+def test_predict_keeps_the_row_order_and_the_id_column(fitted):
+    from sparsetab import load_model
+
+    folder, _, _ = fitted
+    code, _, err = _call(
+        "predict",
+        "income.sparsetab",
+        "test.parquet",
+        "--proba",
+        "--id",
+        "person",
+        "--output",
+        "out.parquet",
+        cwd=folder,
+    )
+    assert code == 0, err
+    result = pd.read_parquet(folder / "out.parquet")
+    assert list(result.columns) == ["person", "prediction", "proba_<=50K", "proba_>50K"]
+    test = pd.read_parquet(folder / "test.parquet")
+    model = load_model(folder / "income.sparsetab")
+    X = test[list(model.feature_names_in_)]
+    assert result["person"].tolist() == test["person"].tolist()
+    np.testing.assert_array_equal(result["prediction"], model.predict(X))
+    np.testing.assert_allclose(result[["proba_<=50K", "proba_>50K"]], model.predict_proba(X), rtol=1e-12)
+    code, out, _ = _call("predict", "income.sparsetab", "test.csv", cwd=folder)  # CSV on standard output
+    assert code == 0 and out.splitlines()[0] == "prediction" and len(out.splitlines()) == 151
+
+
+def test_explain_writes_importances_step_masks_and_the_figure(fitted):
+    folder, _, _ = fitted
+    code, _, err = _call(
+        "explain", "income.sparsetab", "test.csv", "--rows", "20", "--output", "imp.csv", "--plot", "m.png", cwd=folder
+    )
+    assert code == 0, err
+    importances = pd.read_csv(folder / "imp.csv")
+    assert importances.shape == (20, 15) and importances["row"].tolist() == list(range(20))
+    np.testing.assert_allclose(importances.drop(columns="row").sum(axis=1), 1.0, atol=1e-5)
+    assert (folder / "m.png").stat().st_size > 5000
+    code, _, err = _call(
+        "explain", "income.sparsetab", "test.csv", "--rows", "4", "--steps", "--output", "s.csv", cwd=folder
+    )
+    steps = pd.read_csv(folder / "s.csv")
+    assert list(steps.columns) == ["row", "step", "feature", "mask"] and len(steps) == 4 * 2 * 14
+    np.testing.assert_allclose(steps.groupby(["row", "step"])["mask"].sum(), 1.0, atol=1e-5)
+    assert steps["feature"].iloc[:14].tolist() == list(importances.columns[1:])
+
+
+def test_evaluate_prints_the_metrics_and_json(fitted):
+    from sklearn.metrics import accuracy_score, log_loss, roc_auc_score
+
+    from sparsetab import load_model
+
+    folder, _, _ = fitted
+    code, out, err = _call("evaluate", "income.sparsetab", "test.csv", "--target", "income", "--json", cwd=folder)
+    assert code == 0, err
+    metrics = json.loads(out)
+    test = pd.read_csv(folder / "test.csv")
+    model = load_model(folder / "income.sparsetab")
+    X, y = test[list(model.feature_names_in_)], test["income"]
+    assert metrics["rows"] == 150
+    assert metrics["accuracy"] == pytest.approx(accuracy_score(y, model.predict(X)))
+    assert metrics["roc_auc"] == pytest.approx(roc_auc_score(y, model.predict_proba(X)[:, 1]))
+    assert metrics["log_loss"] == pytest.approx(log_loss(y, model.predict_proba(X)))
+    code, out, _ = _call("evaluate", "income.sparsetab", "test.csv", "--target", "income", cwd=folder)
+    assert [line.split()[0] for line in out.splitlines()] == [
+        "metric",
+        "accuracy",
+        "balanced_accuracy",
+        "roc_auc",
+        "log_loss",
+        "rows",
+    ]
+
+
+def test_info_describes_the_model(fitted):
+    folder, _, _ = fitted
+    code, out, err = _call("info", "income.sparsetab", cwd=folder)
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0] == "model         SparseTabNetClassifier"
+    assert "max_epochs=3" in lines[1] and "n_steps=2" in lines[1] and "random_state=0" in lines[1]
+    assert lines[3].startswith("features      14: age, workclass")
+    assert lines[4].startswith("training      3 epochs, final train loss ")
+    importances = [float(line.split()[-1]) for line in lines[6:]]
+    assert len(importances) == 14 and importances == sorted(importances, reverse=True)
+
+
+def test_regression_from_type_of_target_and_a_validation_file(tmp_path):
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(
+        {"a": rng.normal(size=300), "b": rng.normal(size=300), "colour": rng.choice(["red", "blue"], 300)}
+    )
+    frame["price"] = 2 * frame["a"] + (frame["colour"] == "red") + 0.1 * rng.normal(size=300)
+    frame.iloc[:240].to_csv(tmp_path / "train.csv", index=False)
+    frame.iloc[240:].to_csv(tmp_path / "valid.csv", index=False)
+    code, out, err = _run("fit", "train.csv", "--target", "price", "--validation", "valid.csv", *SMALL, cwd=tmp_path)
+    assert code == 0, err
+    assert "task          regression (SparseTabNetRegressor)" in out and "val loss" in out
+    assert (tmp_path / "train.sparsetab").is_file()  # default name: DATA's without its suffixes
+    code, out, _ = _call("evaluate", "train.sparsetab", "valid.csv", "--target", "price", "--json", cwd=tmp_path)
+    assert sorted(json.loads(out)) == ["mae", "r2", "rmse", "rows"]
+    code, _, err = _call("predict", "train.sparsetab", "valid.csv", "--proba", cwd=tmp_path)
+    assert code == 1 and "is a regressor" in err
+
+
+@pytest.mark.parametrize(
+    "arguments, message",
+    [
+        (["fit", "nope.csv", "--target", "income"], "DATA file 'nope.csv' does not exist."),
+        (["fit", "train.csv.gz", "--target", "wage"], "--target 'wage' is not a column of 'train.csv.gz'"),
+        (["fit", "train.csv.gz", "--target", "income", "--set", "n_dd=4"], "has no parameter 'n_dd'"),
+        (
+            ["fit", "train.csv.gz", "--target", "income", "--set", "n_d=0"],
+            "The 'n_d' parameter of SparseTabNetClassifier must be",
+        ),
+        (["fit", "train.csv.gz", "--target", "income", "--set", "max_epochs"], "--set 'max_epochs' is not PARAM=VALUE"),
+        (["predict", "income.sparsetab", "train.csv.gz", "--id", "who"], "--id 'who' is not a column"),
+        (["predict", "missing.sparsetab", "train.csv.gz"], "MODEL file 'missing.sparsetab' does not exist."),
+        (["explain", "income.sparsetab", "train.csv.gz", "--rows", "0"], "--rows must be at least 1, got 0."),
+    ],
+)
+def test_user_errors_are_one_line_with_exit_code_1(fitted, arguments, message, capsys, monkeypatch):
+    folder, _, _ = fitted
+    monkeypatch.chdir(folder)
+    assert cli.main(arguments) == 1
+    err = capsys.readouterr().err
+    assert (
+        len(err.strip().splitlines()) == 1 and err.startswith(f"sparsetab {arguments[0]}: error: ") and message in err
+    )
+
+
+def test_a_table_without_the_model_columns_is_named(fitted, capsys, monkeypatch):
+    folder, _, _ = fitted
+    monkeypatch.chdir(folder)
+    pd.DataFrame({"age": [30]}).to_csv("one.csv", index=False)
+    assert cli.main(["predict", "income.sparsetab", "one.csv"]) == 1
+    assert "'one.csv' lacks the model's input column(s) ['workclass'" in capsys.readouterr().err
+
+
+def test_debug_shows_the_traceback_and_usage_errors_exit_2(fitted, capsys, monkeypatch):
+    monkeypatch.chdir(fitted[0])
+    assert cli.main(["--debug", "info", "missing.sparsetab"]) == 1
+    assert "Traceback" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["fit", "train.csv.gz"])  # --target missing
+    assert exit_info.value.code == 2
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["fit", "--help"])
+    assert exit_info.value.code == 0 and "examples:" in capsys.readouterr().out
+
+
+def test_parquet_without_pyarrow_names_the_extra(fitted, monkeypatch):
+    monkeypatch.setitem(sys.modules, "pyarrow", None)  # import pyarrow now raises ImportError
+    with pytest.raises(cli.UserError, match=r'needs pyarrow: pip install "sparsetab\[parquet\]"'):
+        cli.read_table(fitted[0] / "test.parquet")
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("batch_size=512", ("batch_size", 512)),
+        ('cat_emb_dim={"workclass": 3}', ("cat_emb_dim", {"workclass": 3})),
+        ("entmax_mode=sparsemax", ("entmax_mode", "sparsemax")),
+        ("early_stopping=true", ("early_stopping", True)),
+        ("random_state=null", ("random_state", None)),
+        ("scoring=roc_auc", ("scoring", "roc_auc")),
+        ("learning_rate=1e-3", ("learning_rate", 0.001)),
+    ],
+)
+def test_set_values_are_json_when_they_parse(text, expected):
+    assert cli.parse_assignment(text) == expected
+
+
+def test_the_console_script_is_declared():
+    (script,) = [point for point in entry_points(group="console_scripts") if point.name == "sparsetab"]
+    assert script.value == "sparsetab.cli:main"
