@@ -27,6 +27,7 @@ from sklearn.metrics import (
 )
 from sklearn.utils.multiclass import type_of_target
 
+from ._progress import metric_label
 from ._version import __version__
 from .estimators import SparseTabNetClassifier, SparseTabNetRegressor
 from .inspection import FeatureMaskDisplay
@@ -232,9 +233,9 @@ def _command_fit(arguments):
         f"fit time      {seconds:.1f} s",
     ]
     if estimator.validation_scores_ is not None and estimator.best_iteration_ is not None:
+        name, negate = metric_label(estimator.scoring)
         score = estimator.validation_scores_[estimator.best_iteration_]
-        name = "loss" if estimator.scoring == "loss" else str(estimator.scoring)
-        summary.append(f"val {name:<10}{-score if estimator.scoring == 'loss' else score:.4f}")
+        summary.append(f"val {name:<10}{-score if negate else score:.4f}")
     if task == "classification":
         summary.append(f"classes       {', '.join(map(str, estimator.classes_))}")
     summary.append(f"model         {output}")
@@ -359,7 +360,9 @@ def _command_info(arguments):
     best = model.best_iteration_
     history = f"training      {model.n_iter_} epochs, final train loss {model.loss_curve_[-1]:.4f}"
     if model.validation_scores_ is not None and best is not None:
-        history += f", best validation score {model.validation_scores_[best]:.4f} at epoch {best + 1}"
+        name, negate = metric_label(model.scoring)
+        score = -model.validation_scores_[best] if negate else model.validation_scores_[best]
+        history += f", best val {name} {score:.4f} at epoch {best + 1}"
     lines.append(history)
     lines.append("importances   (mean aggregate mask over the training rows)")
     order = np.argsort(-model.feature_importances_, kind="stable")
