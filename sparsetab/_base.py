@@ -405,9 +405,9 @@ class BaseSparseTabNet(
             virtual_batch_size=self.virtual_batch_size_,
             piecewise_linear_with_value=with_value,
         )
-        with torch.random.fork_rng(devices=[]):  # seed the weights without touching the global RNG
-            torch.manual_seed(seed)
-            self.network_ = TabNet(**self._network_config)
+        # The fit's own generator: the initial weights do not depend on what other threads draw meanwhile
+        # (the global generator is shared), and equal those of torch.manual_seed(seed) bit for bit.
+        self.network_ = TabNet(**self._network_config, generator=torch.Generator().manual_seed(seed))
         if edges is not None and self.network_.embedding.numerical_embedding is not None:
             self.network_.embedding.set_bin_edges(edges)
         if pretrainer is not None:

@@ -9,7 +9,14 @@ from joblib import cpu_count
 
 from ._warnings import warn
 
-__all__ = ["TorchStatePickleMixin", "device_available", "resolve_device", "torch_threads"]
+__all__ = [
+    "TorchStatePickleMixin",
+    "available_cores",
+    "device_available",
+    "resolve_device",
+    "thread_count",
+    "torch_threads",
+]
 
 # Fitted attributes holding tensors, pickled with torch.save so they load on the CPU first.
 # _ensemble_members holds the optimizer and shuffling states of an ensemble's members after the first.
@@ -33,27 +40,69 @@ if hasattr(os, "register_at_fork"):  # POSIX only; Windows has no fork
     os.register_at_fork(after_in_child=_mark_forked_child)
 
 
-@contextlib.contextmanager
-def torch_threads(n_jobs):
-    """Run the block with ``n_jobs`` torch intra-op threads, then restore the previous count.
+def available_cores():
+    """The CPU cores this process may use, never the node's count when it is limited.
 
-    In a process started by ``fork()`` (after this module was imported) the block runs on one
-    thread whatever ``n_jobs`` says: the OpenMP worker threads of the parent do not exist there,
-    and a parallel region would wait for them forever.
+    joblib's ``cpu_count`` (the CPU affinity mask, a cgroup CPU quota, ``LOKY_MAX_CPU_COUNT``),
+    capped by ``OMP_NUM_THREADS`` when the environment sets it: joblib's process backends
+    (loky) and the schedulers that follow the same convention set it in each worker to its
+    share of the cores.
+
+    Returns
+    -------
+    int
+        At least 1.
+    """
+    cores = cpu_count()
+    try:
+        limit = int(os.environ.get("OMP_NUM_THREADS", ""))
+    except ValueError:  # unset, empty or not a number (OpenMP then ignores it too)
+        limit = 0
+    if limit > 0:
+        cores = min(cores, limit)
+    return max(1, cores)
+
+
+def thread_count(n_jobs):
+    """The torch thread count an estimator's ``n_jobs`` asks for.
 
     Parameters
     ----------
     n_jobs : int or None
-        Threads to use; negative values count back from the CPUs as in joblib (-1: all of
-        them); ``None`` leaves torch's thread count as it is (outside a forked child).
+        A positive count as it is; a negative one counts back from :func:`available_cores`
+        as in joblib (-1: all of them, -2: all but one, never fewer than 1); None: torch's
+        current count, capped at :func:`available_cores`.
+
+    Returns
+    -------
+    int
     """
-    threads = None if n_jobs is None else (n_jobs if n_jobs > 0 else max(1, cpu_count() + 1 + n_jobs))
-    if _state["forked_child"]:
-        threads = 1
-    if threads is None:
+    if n_jobs is None:
+        return min(torch.get_num_threads(), available_cores())
+    return n_jobs if n_jobs > 0 else max(1, available_cores() + 1 + n_jobs)
+
+
+@contextlib.contextmanager
+def torch_threads(n_jobs):
+    """Run the block with the torch intra-op threads of ``n_jobs``, then restore the previous count.
+
+    In a process started by ``fork()`` (after this module was imported) the block runs on one
+    thread whatever ``n_jobs`` says: the OpenMP worker threads of the parent do not exist there,
+    and a parallel region would wait for them forever. The count is set only when it changes,
+    so that fits running in threads of one process with ``n_jobs=None`` do not reset each
+    other's.
+
+    Parameters
+    ----------
+    n_jobs : int or None
+        See :func:`thread_count`: negative values count back from the cores this process may
+        use, None keeps torch's count unless it exceeds them.
+    """
+    threads = 1 if _state["forked_child"] else thread_count(n_jobs)
+    previous = torch.get_num_threads()
+    if threads == previous:
         yield
         return
-    previous = torch.get_num_threads()
     torch.set_num_threads(threads)
     try:
         yield

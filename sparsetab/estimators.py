@@ -225,8 +225,10 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
         matrix, each mapping 0 and 1 to weights) or ``"balanced"``; the weights of a row's
         columns are multiplied.
     random_state : int, RandomState instance or None, default=None
-        Seeds the weights, the shuffling and the validation split. The global RNGs of numpy
-        and torch are left untouched.
+        Seeds the weights, the shuffling and the validation split. Every draw of a fit comes
+        from generators the fit owns (the initial weights included), so the global RNGs of
+        numpy and torch are left untouched and a seeded fit gives the same model whatever
+        other threads of the process draw meanwhile.
     verbose : int, default=0
         0 prints nothing. 1 prints one line per epoch, ``[12/100] train loss: 0.3291, val
         loss: 0.3410 (best), in 0.9s`` (the validation score named by ``scoring``, e.g. ``val
@@ -248,8 +250,11 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
     n_jobs : int or None, default=None
         Number of torch threads (``torch.set_num_threads``) used inside ``fit``,
         ``partial_fit``, ``predict``, ``predict_proba`` and ``explain``; the previous thread
-        count is restored afterwards. Negative values follow joblib (-1: all CPUs). None
-        leaves torch's thread count as it is.
+        count is restored afterwards. Negative values count back from the cores this process
+        may use, as in joblib (-1: all of them): its CPU affinity and cgroup quota, capped by
+        ``OMP_NUM_THREADS`` when set (as joblib's loky workers have it), never the node's
+        count. None keeps torch's thread count, capped at those cores. Results are identical
+        at a fixed thread count and differ at the level of float rounding between counts.
     device : str or torch.device, default="cpu"
         Torch device for training and inference: ``"cpu"``, ``"cuda"``, ``"cuda:N"``,
         ``"auto"`` (``"cuda"`` when available, else ``"cpu"``) or a ``torch.device``. A device
@@ -811,8 +816,10 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
         Validation score: ``"loss"`` is the negative weighted validation loss; otherwise a
         scikit-learn scorer name or a callable ``scorer(estimator, X, y, sample_weight=...)``.
     random_state : int, RandomState instance or None, default=None
-        Seeds the weights, the shuffling and the validation split. The global RNGs of numpy
-        and torch are left untouched.
+        Seeds the weights, the shuffling and the validation split. Every draw of a fit comes
+        from generators the fit owns (the initial weights included), so the global RNGs of
+        numpy and torch are left untouched and a seeded fit gives the same model whatever
+        other threads of the process draw meanwhile.
     verbose : int, default=0
         0 prints nothing. 1 prints one line per epoch, ``[12/100] train loss: 0.3291, val
         loss: 0.3410 (best), in 0.9s`` (the validation score named by ``scoring``, e.g. ``val
@@ -834,8 +841,11 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
     n_jobs : int or None, default=None
         Number of torch threads (``torch.set_num_threads``) used inside ``fit``,
         ``partial_fit``, ``predict``, ``predict_proba`` and ``explain``; the previous thread
-        count is restored afterwards. Negative values follow joblib (-1: all CPUs). None
-        leaves torch's thread count as it is.
+        count is restored afterwards. Negative values count back from the cores this process
+        may use, as in joblib (-1: all of them): its CPU affinity and cgroup quota, capped by
+        ``OMP_NUM_THREADS`` when set (as joblib's loky workers have it), never the node's
+        count. None keeps torch's thread count, capped at those cores. Results are identical
+        at a fixed thread count and differ at the level of float rounding between counts.
     device : str or torch.device, default="cpu"
         Torch device for training and inference: ``"cpu"``, ``"cuda"``, ``"cuda:N"``,
         ``"auto"`` (``"cuda"`` when available, else ``"cpu"``) or a ``torch.device``. A device

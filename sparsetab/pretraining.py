@@ -195,7 +195,8 @@ class SparseTabNetPretrainer(
     n_jobs : int or None, default=None
         Number of torch threads used inside ``fit``, ``transform`` and
         ``reconstruction_score`` (the previous count is restored afterwards); negative values
-        follow joblib (-1: all CPUs); None leaves torch's thread count as it is.
+        count back from the cores this process may use (-1: all of them), None keeps torch's
+        count capped at them, as in :class:`SparseTabNetClassifier`.
     device : str or torch.device, default="cpu"
         Torch device: ``"cpu"``, ``"cuda"``, ``"cuda:N"``, ``"auto"`` or a ``torch.device``;
         a device that is not available raises a ValueError at fit.
@@ -390,16 +391,17 @@ class SparseTabNetPretrainer(
                 bin_counts=bin_counts,
                 virtual_batch_size=self.virtual_batch_size_,
             )
-            with torch.random.fork_rng(devices=[]):  # seed the weights without touching the global RNG
-                torch.manual_seed(seed)
-                network = PretrainingNetwork(
-                    TabNet(**self._network_config),
-                    n_shared_decoder=self.n_shared_decoder,
-                    n_independent_decoder=self.n_independent_decoder,
-                    pretraining_ratio=self.pretraining_ratio,
-                    virtual_batch_size=self.virtual_batch_size_,
-                    momentum=self.momentum,
-                )
+            # The fit's own generator for the initial weights (see the supervised estimators' fit).
+            generator = torch.Generator().manual_seed(seed)
+            network = PretrainingNetwork(
+                TabNet(**self._network_config, generator=generator),
+                n_shared_decoder=self.n_shared_decoder,
+                n_independent_decoder=self.n_independent_decoder,
+                pretraining_ratio=self.pretraining_ratio,
+                virtual_batch_size=self.virtual_batch_size_,
+                momentum=self.momentum,
+                generator=generator,
+            )
             if edges is not None and network.encoder.embedding.numerical_embedding is not None:
                 network.encoder.embedding.set_bin_edges(edges)
             network.to(device)

@@ -412,3 +412,43 @@ def test_one_row_training_batches(batch_size, n_rows):
         ).fit(X, y)
     assert model.n_iter_ == 2 and np.isfinite(model.loss_curve_).all()
     assert np.isfinite(model.predict(X)).all()
+
+
+# ----- reproducibility across threads -----------------------------------------------------------
+@pytest.mark.parametrize("estimator", ["classifier", "pretrainer"])
+def test_a_seeded_fit_is_the_same_whatever_other_threads_draw(estimator):
+    # Two fits at once in threads (joblib's threading backend, a dask worker's threads) and a third thread
+    # drawing from torch's global generator the whole time: each fit equals a lone one, bit for bit.
+    import threading
+
+    from sparsetab import SparseTabNetPretrainer
+
+    X, y = _data(160)
+    params = dict(n_d=4, n_a=4, n_steps=2, max_epochs=3, random_state=7, numerical_embedding="periodic")
+
+    def fit():
+        if estimator == "pretrainer":
+            return SparseTabNetPretrainer(**params).fit(X).transform(X)
+        return _quiet_fit(SparseTabNetClassifier(**params), X, y).predict_proba(X)
+
+    alone = fit()
+    stop, results = threading.Event(), [None, None]
+
+    def draw_forever():
+        while not stop.is_set():
+            torch.randn(64)
+
+    def fit_into(index):
+        results[index] = fit()
+
+    drawer = threading.Thread(target=draw_forever)
+    fitters = [threading.Thread(target=fit_into, args=(index,)) for index in range(2)]
+    drawer.start()
+    for thread in fitters:
+        thread.start()
+    for thread in fitters:
+        thread.join()
+    stop.set()
+    drawer.join()
+    for result in results:
+        np.testing.assert_array_equal(result, alone)

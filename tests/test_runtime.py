@@ -18,7 +18,15 @@ from sklearn.base import BaseEstimator
 from torch import nn
 
 import sparsetab._runtime
-from sparsetab._runtime import TorchStatePickleMixin, device_available, resolve_device, torch_threads
+import sparsetab._runtime as runtime
+from sparsetab._runtime import (
+    TorchStatePickleMixin,
+    available_cores,
+    device_available,
+    resolve_device,
+    thread_count,
+    torch_threads,
+)
 
 needs_no_cuda = pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without CUDA")
 
@@ -47,8 +55,8 @@ def test_nested_torch_threads_restore_each_level_also_on_an_exception(threads):
         with torch_threads(2):
             with torch_threads(3):
                 assert torch.get_num_threads() == 3
-                with torch_threads(None):
-                    assert torch.get_num_threads() == 3
+                with torch_threads(None):  # torch's count, capped at the cores this process may use
+                    assert torch.get_num_threads() == min(3, available_cores())
             assert torch.get_num_threads() == 2
             with torch_threads(-1):
                 1 / 0
@@ -56,12 +64,42 @@ def test_nested_torch_threads_restore_each_level_also_on_an_exception(threads):
 
 
 @pytest.mark.parametrize("n_jobs", [-1, -2, -3, -1000])
-def test_negative_n_jobs_count_back_from_the_cpus_as_in_joblib(threads, n_jobs):
+def test_negative_n_jobs_count_back_from_the_cores_this_process_may_use(threads, n_jobs, monkeypatch):
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
     expected = joblib.effective_n_jobs(n_jobs)  # -1: all CPUs, -2: all but one, never fewer than 1
-    assert expected == max(1, joblib.cpu_count() + 1 + n_jobs)
+    assert expected == max(1, joblib.cpu_count() + 1 + n_jobs) == thread_count(n_jobs)
     with torch_threads(n_jobs):
         assert torch.get_num_threads() == expected
     assert torch.get_num_threads() == threads
+
+
+@pytest.mark.parametrize(
+    "omp, cpus, n_jobs, expected",
+    [
+        ("1", 8, -1, 1),
+        ("3", 8, -1, 3),
+        ("3", 8, -2, 2),
+        ("", 8, -1, 8),
+        ("x", 4, -1, 4),
+        ("16", 4, -1, 4),
+        ("0", 4, -1, 4),
+    ],
+)
+def test_the_cores_of_a_worker_are_its_share_not_the_nodes(monkeypatch, omp, cpus, n_jobs, expected):
+    # A loky / dask worker given one thread has OMP_NUM_THREADS=1: n_jobs=-1 must not take the node's cores.
+    monkeypatch.setenv("OMP_NUM_THREADS", omp)
+    monkeypatch.setattr(runtime, "cpu_count", lambda: cpus)
+    assert available_cores() == (min(cpus, int(omp)) if omp.isdigit() and int(omp) > 0 else cpus)
+    assert thread_count(n_jobs) == expected
+
+
+def test_n_jobs_none_keeps_torch_count_capped_at_the_process_share(threads, monkeypatch):
+    monkeypatch.setattr(runtime, "cpu_count", lambda: 8)
+    monkeypatch.setenv("OMP_NUM_THREADS", "4")
+    torch.set_num_threads(6)
+    assert thread_count(None) == 4
+    torch.set_num_threads(2)
+    assert thread_count(None) == 2
 
 
 # ----- device_available and resolve_device -------------------------------------------------

@@ -7,6 +7,7 @@ from torch import nn
 
 from ..entmax import entmax15, entmax_bisect, sparsemax
 from .blocks import GhostBatchNorm
+from .seeded import seeded_linear
 
 __all__ = ["AttentiveTransformer", "ENTMAX_MODES"]
 
@@ -41,6 +42,9 @@ class AttentiveTransformer(nn.Module):
         Groups that always get mask 0 (their scores are set to ``-inf`` before the map, which
         gives them probability 0 and no gradient): the columns constant at fit, which carry no
         information. Kept as a non-persistent buffer, so the state dict does not change.
+    generator : torch.Generator or None, default=None
+        Source of the initial weights (:mod:`sparsetab.network.seeded`), so that a seeded fit
+        does not depend on what other threads draw; None: torch's global generator.
 
     Attributes
     ----------
@@ -73,6 +77,7 @@ class AttentiveTransformer(nn.Module):
         entmax_mode="sparsemax",
         entmax_alpha=1.5,
         masked_groups=None,
+        generator=None,
     ):
         super().__init__()
         if entmax_mode not in ENTMAX_MODES:
@@ -86,7 +91,7 @@ class AttentiveTransformer(nn.Module):
         self.entmax_mode = entmax_mode
         self.entmax_alpha = float(entmax_alpha)
         self.exportable = False
-        self.fc = nn.Linear(input_dim, n_groups, bias=False)
+        self.fc = seeded_linear(input_dim, n_groups, bias=False, generator=generator)
         self.bn = GhostBatchNorm(n_groups, virtual_batch_size, momentum)
         masked = None
         if masked_groups:

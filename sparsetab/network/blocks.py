@@ -15,6 +15,8 @@ import math
 import torch
 from torch import nn
 
+from .seeded import seeded_linear
+
 __all__ = ["GhostBatchNorm", "GLULayer", "FeatureTransformer"]
 
 _SQRT_HALF = math.sqrt(0.5)
@@ -262,6 +264,9 @@ class GLULayer(nn.Module):
         See :class:`GhostBatchNorm`.
     momentum : float, default=0.02
         See :class:`GhostBatchNorm`.
+    generator : torch.Generator or None, default=None
+        Source of the initial weights (:mod:`sparsetab.network.seeded`), so that a seeded fit
+        does not depend on what other threads draw; None: torch's global generator.
 
     References
     ----------
@@ -269,10 +274,10 @@ class GLULayer(nn.Module):
     with gated convolutional networks", ICML (the GLU).
     """
 
-    def __init__(self, input_dim, output_dim, fc=None, virtual_batch_size=128, momentum=0.02):
+    def __init__(self, input_dim, output_dim, fc=None, virtual_batch_size=128, momentum=0.02, generator=None):
         super().__init__()
         self.output_dim = output_dim
-        self.fc = fc if fc is not None else nn.Linear(input_dim, 2 * output_dim, bias=False)
+        self.fc = fc if fc is not None else seeded_linear(input_dim, 2 * output_dim, bias=False, generator=generator)
         self.bn = GhostBatchNorm(2 * output_dim, virtual_batch_size, momentum)
 
     def forward(self, x):
@@ -333,20 +338,23 @@ class FeatureTransformer(nn.Module):
         See :class:`GhostBatchNorm`.
     momentum : float
         See :class:`GhostBatchNorm`.
+    generator : torch.Generator or None, default=None
+        Source of the initial weights (:mod:`sparsetab.network.seeded`), so that a seeded fit
+        does not depend on what other threads draw; None: torch's global generator.
 
     References
     ----------
     Arik and Pfister (2021), section 3 ("Feature transformer") and Fig. 4.
     """
 
-    def __init__(self, input_dim, output_dim, shared_fcs, n_independent, virtual_batch_size, momentum):
+    def __init__(self, input_dim, output_dim, shared_fcs, n_independent, virtual_batch_size, momentum, generator=None):
         super().__init__()
         layers = []
         for fc in shared_fcs:
             layers.append(GLULayer(input_dim, output_dim, fc, virtual_batch_size, momentum))
         for index in range(n_independent):
             width = input_dim if not layers and index == 0 else output_dim
-            layers.append(GLULayer(width, output_dim, None, virtual_batch_size, momentum))
+            layers.append(GLULayer(width, output_dim, None, virtual_batch_size, momentum, generator=generator))
         if not layers:
             raise ValueError("A feature transformer needs at least one layer: n_shared + n_independent >= 1.")
         self.layers = nn.ModuleList(layers)

@@ -27,6 +27,7 @@ import torch
 from torch import nn
 
 from .numerical import NUMERICAL_EMBEDDINGS, PeriodicEmbedding, PiecewiseLinearEncoding
+from .seeded import seeded_embedding
 
 __all__ = ["InputEmbedding"]
 
@@ -94,6 +95,9 @@ class InputEmbedding(nn.Module):
         against the paper's 0.789 (benchmarks/results/syn_defaults_bins_only.md), and 0.769 with
         the value kept as well (benchmarks/results/syn_defaults.md). False is the layout of
         networks built before this option.
+    generator : torch.Generator or None, default=None
+        Source of the initial weights (:mod:`sparsetab.network.seeded`), so that a seeded fit
+        does not depend on what other threads draw; None: torch's global generator.
 
     Attributes
     ----------
@@ -142,6 +146,7 @@ class InputEmbedding(nn.Module):
         embedding_dim=8,
         frequency_scale=0.1,
         piecewise_linear_with_value=False,
+        generator=None,
     ):
         super().__init__()
         n_columns = len(cardinalities)
@@ -156,7 +161,9 @@ class InputEmbedding(nn.Module):
         # No zero-size buffer when every column is categorical: torch.export.save cannot store one.
         self.register_buffer("numeric_index", torch.tensor(numeric, dtype=torch.long) if numeric else None)
         self.categorical_columns = categorical
-        self.embeddings = nn.ModuleList(nn.Embedding(cardinalities[j], embedding_dims[j]) for j in categorical)
+        self.embeddings = nn.ModuleList(
+            seeded_embedding(cardinalities[j], embedding_dims[j], generator=generator) for j in categorical
+        )
         indicators = sorted(int(j) for j in (missing_indicators or []))
         if any(j not in numeric for j in indicators):
             raise ValueError(
@@ -171,7 +178,7 @@ class InputEmbedding(nn.Module):
         # Read by _embed_numeric only once a piecewise linear encoding exists.
         self.piecewise_linear_with_value = bool(piecewise_linear_with_value)
         numeric_owners = self._embed_numeric_columns(
-            numeric, cardinalities, numerical_embedding, bin_counts, n_bins, embedding_dim, frequency_scale
+            numeric, cardinalities, numerical_embedding, bin_counts, n_bins, embedding_dim, frequency_scale, generator
         )
         # Embedded layout: the numeric columns' values or embeddings, their missing indicators, then each
         # categorical embedding. The owner of an embedded column is the input column it comes from.
@@ -192,7 +199,7 @@ class InputEmbedding(nn.Module):
             )
 
     def _embed_numeric_columns(
-        self, numeric, cardinalities, numerical_embedding, bin_counts, n_bins, embedding_dim, frequency_scale
+        self, numeric, cardinalities, numerical_embedding, bin_counts, n_bins, embedding_dim, frequency_scale, generator
     ):
         """Build the numerical embedding; return the owner (input column) of each embedded numeric column."""
         if numerical_embedding is not None and numerical_embedding not in NUMERICAL_EMBEDDINGS:
@@ -203,7 +210,9 @@ class InputEmbedding(nn.Module):
             return list(numeric)
         if numerical_embedding == "periodic":
             self.numerical_embedding = numerical_embedding
-            self.numerical = PeriodicEmbedding(len(numeric), n_bins, embedding_dim, frequency_scale)
+            self.numerical = PeriodicEmbedding(
+                len(numeric), n_bins, embedding_dim, frequency_scale, generator=generator
+            )
             return [j for j in numeric for _ in range(self.numerical.embedding_dim)]
         counts = [int(count) for count in (bin_counts if bin_counts is not None else [])]
         if (

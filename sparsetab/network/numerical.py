@@ -200,6 +200,9 @@ class PeriodicEmbedding(nn.Module):
         Width of each column's embedding, >= 1.
     frequency_scale : float
         ``sigma`` > 0 of the frequencies' initialisation.
+    generator : torch.Generator or None, default=None
+        Source of the initial weights (:mod:`sparsetab.network.seeded`), so that a seeded fit
+        does not depend on what other threads draw; None: torch's global generator.
 
     Attributes
     ----------
@@ -219,7 +222,7 @@ class PeriodicEmbedding(nn.Module):
         If a size is below 1 or ``frequency_scale`` is not positive.
     """
 
-    def __init__(self, n_columns, n_frequencies, embedding_dim, frequency_scale):
+    def __init__(self, n_columns, n_frequencies, embedding_dim, frequency_scale, generator=None):
         super().__init__()
         sizes = {"n_columns": n_columns, "n_frequencies": n_frequencies, "embedding_dim": embedding_dim}
         for name, value in sizes.items():
@@ -230,10 +233,13 @@ class PeriodicEmbedding(nn.Module):
         n_columns, n_frequencies, embedding_dim = int(n_columns), int(n_frequencies), int(embedding_dim)
         self.embedding_dim = embedding_dim
         self.output_dim = n_columns * embedding_dim
-        self.frequencies = nn.Parameter(torch.randn(n_columns, n_frequencies) * float(frequency_scale))
+        self.frequencies = nn.Parameter(
+            torch.randn(n_columns, n_frequencies, generator=generator) * float(frequency_scale)
+        )
         bound = 1.0 / math.sqrt(2 * n_frequencies)
-        self.weight = nn.Parameter(torch.empty(n_columns, 2 * n_frequencies, embedding_dim).uniform_(-bound, bound))
-        self.bias = nn.Parameter(torch.empty(n_columns, embedding_dim).uniform_(-bound, bound))
+        weight = torch.empty(n_columns, 2 * n_frequencies, embedding_dim)
+        self.weight = nn.Parameter(weight.uniform_(-bound, bound, generator=generator))
+        self.bias = nn.Parameter(torch.empty(n_columns, embedding_dim).uniform_(-bound, bound, generator=generator))
 
     def forward(self, x):
         """Embed each column of ``x``.

@@ -10,6 +10,7 @@ import torch
 from torch import nn
 
 from .blocks import FeatureTransformer
+from .seeded import seeded_linear
 from .tabnet import TabNet
 
 __all__ = ["PretrainingNetwork", "reconstruction_loss"]
@@ -87,6 +88,9 @@ class PretrainingNetwork(nn.Module):
         See :class:`~sparsetab.network.blocks.GhostBatchNorm`.
     momentum : float, default=0.02
         See :class:`~sparsetab.network.blocks.GhostBatchNorm`.
+    generator : torch.Generator or None, default=None
+        Source of the initial weights (:mod:`sparsetab.network.seeded`), so that a seeded fit
+        does not depend on what other threads draw; None: torch's global generator.
 
     Raises
     ------
@@ -106,6 +110,7 @@ class PretrainingNetwork(nn.Module):
         pretraining_ratio=0.2,
         virtual_batch_size=128,
         momentum=0.02,
+        generator=None,
     ):
         super().__init__()
         if not 0.0 < pretraining_ratio < 1.0:
@@ -115,12 +120,24 @@ class PretrainingNetwork(nn.Module):
         self.encoder = encoder
         self.pretraining_ratio = float(pretraining_ratio)
         n_d, width = encoder.n_d, encoder.embedding.plain_output_dim
-        self.decoder_shared_fcs = nn.ModuleList(nn.Linear(n_d, 2 * n_d, bias=False) for _ in range(n_shared_decoder))
+        self.decoder_shared_fcs = nn.ModuleList(
+            seeded_linear(n_d, 2 * n_d, bias=False, generator=generator) for _ in range(n_shared_decoder)
+        )
         self.decoder_transformers = nn.ModuleList(
-            FeatureTransformer(n_d, n_d, self.decoder_shared_fcs, n_independent_decoder, virtual_batch_size, momentum)
+            FeatureTransformer(
+                n_d,
+                n_d,
+                self.decoder_shared_fcs,
+                n_independent_decoder,
+                virtual_batch_size,
+                momentum,
+                generator=generator,
+            )
             for _ in range(encoder.n_steps)
         )
-        self.decoder_fcs = nn.ModuleList(nn.Linear(n_d, width, bias=False) for _ in range(encoder.n_steps))
+        self.decoder_fcs = nn.ModuleList(
+            seeded_linear(n_d, width, bias=False, generator=generator) for _ in range(encoder.n_steps)
+        )
         self.evaluation_seed = 0
         self.training_generator = None
 

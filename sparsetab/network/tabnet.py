@@ -6,6 +6,7 @@ from torch import nn
 from .attentive import AttentiveTransformer
 from .blocks import FeatureTransformer, GhostBatchNorm
 from .embeddings import InputEmbedding
+from .seeded import seeded_linear
 
 __all__ = ["TabNet"]
 
@@ -81,6 +82,9 @@ class TabNet(nn.Module):
         0 before the input batch norm, and every step's mask gives them 0 (see
         :class:`~sparsetab.network.attentive.AttentiveTransformer`), so their values have no
         effect and their importance is 0. Not all the groups.
+    generator : torch.Generator or None, default=None
+        Source of the initial weights (:mod:`sparsetab.network.seeded`), so that a seeded fit
+        does not depend on what other threads draw; None: torch's global generator.
 
     Raises
     ------
@@ -121,6 +125,7 @@ class TabNet(nn.Module):
         bin_counts=None,
         piecewise_linear_with_value=False,
         constant_groups=None,
+        generator=None,
     ):
         super().__init__()
         self.n_d = n_d
@@ -138,27 +143,38 @@ class TabNet(nn.Module):
             embedding_dim=embedding_dim,
             frequency_scale=frequency_scale,
             piecewise_linear_with_value=piecewise_linear_with_value,
+            generator=generator,
         )
         width = self.embedding.output_dim
         n_groups = self.embedding.n_groups
         self.input_bn = GhostBatchNorm(width, virtual_batch_size=None, momentum=momentum)
         hidden = n_d + n_a
         self.shared_fcs = nn.ModuleList(
-            nn.Linear(width if index == 0 else hidden, 2 * hidden, bias=False) for index in range(n_shared)
+            seeded_linear(width if index == 0 else hidden, 2 * hidden, bias=False, generator=generator)
+            for index in range(n_shared)
         )
 
         def feature_transformer():
-            return FeatureTransformer(width, hidden, self.shared_fcs, n_independent, virtual_batch_size, momentum)
+            return FeatureTransformer(
+                width, hidden, self.shared_fcs, n_independent, virtual_batch_size, momentum, generator=generator
+            )
 
         self.initial_transformer = feature_transformer()
         self.step_transformers = nn.ModuleList(feature_transformer() for _ in range(n_steps))
         self.attentive_transformers = nn.ModuleList(
             AttentiveTransformer(
-                n_a, n_groups, virtual_batch_size, momentum, entmax_mode, entmax_alpha, masked_groups=constant_groups
+                n_a,
+                n_groups,
+                virtual_batch_size,
+                momentum,
+                entmax_mode,
+                entmax_alpha,
+                masked_groups=constant_groups,
+                generator=generator,
             )
             for _ in range(n_steps)
         )
-        self.head = nn.Linear(n_d, output_dim)
+        self.head = seeded_linear(n_d, output_dim, bias=True, generator=generator)
         # The embedded columns of the constant groups are zeroed before the input batch norm, so that their
         # values reach no step (the initial transformer sees every column). At fit they only held a constant.
         constant_columns = None
