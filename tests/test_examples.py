@@ -163,3 +163,14 @@ def test_plot_regression_writes_its_figure(tmp_path, monkeypatch):
     assert importance_ax.get_title() == "feature importance (200 rows)"
     labels = {label.get_text() for label in importance_ax.get_yticklabels()}
     assert labels == set(X.columns)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_search_on_a_cluster_halves_over_epochs(monkeypatch):
+    example = _load_example("search_on_a_cluster")
+    monkeypatch.setattr(example, "GRID", {"n_steps": [1, 2, 3]})
+    X, y = make_syn(1, n_samples=300, random_state=0)[:2]
+    search = example.halving_over_epochs(pd.DataFrame(X), y, max_epochs=9, factor=3)
+    # 3 candidates for 1 epoch, the best one for 3 (3 // 3 = 1 kept), then none left for 9
+    assert list(search.cv_results_["n_resources"]) == [1, 1, 1, 3]
+    assert search.best_estimator_.n_iter_ == 3 and search.best_estimator_.max_epochs == 3
