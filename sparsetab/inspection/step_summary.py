@@ -23,9 +23,10 @@ class StepSummaryDisplay:
 
     One heatmap row per decision step (and a last one for the mean aggregate mask), one column
     per feature, the features sorted by importance, most important on the left. Each cell is the
-    mean over the rows of that step's mask value of that feature, so each row of the heatmap
-    sums to 1 over all features (less when ``top_k`` leaves some out); the cells are annotated
-    with their values. Build it with :meth:`from_estimator`, or from arrays (for example the
+    mean over the rows of that step's mask value of that feature, so each step's row sums to 1
+    over all features (less when ``top_k`` leaves some out; the aggregate row also less when
+    some rows have no aggregate mask, every ``eta`` 0); the cells are annotated with their
+    values. Build it with :meth:`from_estimator`, or from arrays (for example the
     means of ``estimator.explain(X)``'s arrays over the rows) and then call :meth:`plot`.
 
     Parameters
