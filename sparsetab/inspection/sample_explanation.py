@@ -125,8 +125,11 @@ class SampleExplanationDisplay:
             names = [name if value is None else f"{name} = {format_value(value)}" for name, value in zip(names, values)]
         n_series = n_steps + (self.importances is not None)
         width = 0.8 / n_series
+        # A new figure grows by the length of the longest vertical label ("occupation = Machine-op-inspct").
+        longest = max((len(name) for name in names), default=0) if xticks_rotation == "vertical" else 0
+        height = 4.0 + 0.075 * max(0, longest - 8)
         figure, ax = single_axes(
-            ax, "SampleExplanationDisplay.plot", figsize=(max(5.0, 0.22 * n_features * n_series**0.5 + 2), 4.0)
+            ax, "SampleExplanationDisplay.plot", figsize=(max(5.0, 0.22 * n_features * n_series**0.5 + 2), height)
         )
         centres = np.arange(n_features)
         # The series of a group sit side by side, centred on the group's tick.
