@@ -140,3 +140,14 @@ def test_from_arrays_with_feature_values(tick_texts):
     assert tick_texts(display.ax_.get_xticklabels()) == ["a = 39", "b", "c = red"]
     with pytest.raises(ValueError, match=r"feature_values must have one value per feature \(3\), got 2"):
         SampleExplanationDisplay(np.zeros((1, 3)), ["a", "b", "c"], feature_values=[1, 2]).plot()
+
+
+def test_several_outputs_are_listed_without_probability(tiny):
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(80, 2))
+    model = SparseTabNetRegressor(**tiny).fit(X, np.column_stack([X[:, 0], -X[:, 1]]))
+    display = SampleExplanationDisplay.from_estimator(model, X, 1)
+    first, second = model.predict(X[[1]])[0]
+    assert display.ax_.get_title() == f"row 1 (entmax15): predicted [{first:.4g}, {second:.4g}]"
+    assert display.prediction_ == pytest.approx([first, second])
+    assert display.probability_ is None
