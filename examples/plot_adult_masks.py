@@ -38,6 +38,7 @@ from sparsetab import (  # noqa: E402
     FeatureMaskDisplay,
     SampleExplanationDisplay,
     SparseTabNetClassifier,
+    StepSummaryDisplay,
     TrainingHistoryDisplay,
 )
 from sparsetab.datasets import load_adult  # noqa: E402
@@ -65,13 +66,15 @@ def plot_figures(model, X, output_dir, *, n_rows=40, sample_index=0):
     Returns
     -------
     paths : dict of str to pathlib.Path
-        The written files, keyed ``"masks"``, ``"importances"``, ``"sample"`` and ``"history"``.
+        The written files, keyed ``"step_summary"``, ``"masks"``, ``"importances"``, ``"sample"`` and
+        ``"history"``.
     """
     output_dir = Path(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
     paths = {}
     displays = {
-        "masks": FeatureMaskDisplay.from_estimator(model, X, max_samples=n_rows, sort_features=True),
+        "step_summary": StepSummaryDisplay.from_estimator(model, X),
+        "masks": FeatureMaskDisplay.from_estimator(model, X, max_samples=n_rows, top_k=10),
         "importances": FeatureImportanceDisplay.from_estimator(model, X, error_bars=True),
         "sample": SampleExplanationDisplay.from_estimator(model, X, sample_index),
         "history": TrainingHistoryDisplay.from_estimator(model),

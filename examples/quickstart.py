@@ -3,7 +3,9 @@
 Fits ``SparseTabNetClassifier()`` with its default hyperparameters (and a fixed
 ``random_state``) on the raw Adult training DataFrame, exactly as ``pandas.read_csv`` gives it
 (string columns are embedded automatically), prints the test accuracy, ROC AUC and fit time,
-and writes a PNG of the per-step feature masks of a few test rows.
+and writes a PNG drawn with the displays of :mod:`sparsetab.inspection`: which features each
+decision step uses over the test rows (``StepSummaryDisplay``), and the per-step feature masks
+of a few test rows (``FeatureMaskDisplay``).
 
 Run::
 
@@ -19,31 +21,29 @@ import matplotlib
 matplotlib.use("Agg")  # write files only; works without a display
 
 import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
 from sklearn.metrics import accuracy_score, roc_auc_score  # noqa: E402
 
-from sparsetab import SparseTabNetClassifier  # noqa: E402
+from sparsetab import FeatureMaskDisplay, SparseTabNetClassifier, StepSummaryDisplay  # noqa: E402
 from sparsetab.datasets import load_adult  # noqa: E402
 
 
-def plot_masks(explanation, entmax_mode, path):
-    """Heatmaps of each decision step's mask and of the aggregate importances, one row per sample."""
-    panels = [
-        (f"step {i + 1} mask ({entmax_mode})", explanation.step_masks[:, i])
-        for i in range(explanation.step_masks.shape[1])
-    ]
-    panels.append(("aggregate importance", explanation.importances))
-    names = explanation.feature_names
-    figure, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 0.35 * len(names) + 2.5), sharey=True)
-    for ax, (title, values) in zip(axes, panels):
-        image = ax.imshow(values.T, aspect="auto", cmap="viridis", vmin=0.0, vmax=1.0)
-        ax.set_title(title)
-        ax.set_xlabel("test row")
-        ax.set_xticks(np.arange(values.shape[0]), labels=[str(i) for i in range(values.shape[0])])
-    axes[0].set_yticks(np.arange(len(names)), labels=names)
-    figure.colorbar(image, ax=axes, shrink=0.8, label="mask value")
-    figure.savefig(path, dpi=110, bbox_inches="tight")
+def plot_masks(model, X, path, *, rows=12):
+    """One figure of two displays: each step's mean mask over ``X``, and the masks of its first rows.
+
+    Top, ``StepSummaryDisplay``: one heatmap row per decision step (and the aggregate), one column
+    per feature, sorted by importance. Bottom, ``FeatureMaskDisplay``: each step's mask and the
+    aggregate mask of the first ``rows`` rows, the features sorted by their importance over those rows.
+    """
+    n_steps = model.n_steps
+    figure = plt.figure(figsize=(4.6 * (n_steps + 1), 9.0), layout="constrained")
+    top, bottom = figure.subfigures(2, 1, height_ratios=[1.0, 1.25])
+    summary = StepSummaryDisplay.from_estimator(model, X, ax=top.subplots())
+    FeatureMaskDisplay.from_estimator(
+        model, X.iloc[:rows], max_samples=rows, sort_features=True, ax=bottom.subplots(1, n_steps + 1, sharey=True)
+    )
+    figure.savefig(path, dpi=100)
     plt.close(figure)
+    return summary
 
 
 def main():
@@ -73,7 +73,7 @@ def main():
 
     args.output_dir.mkdir(parents=True, exist_ok=True)
     path = args.output_dir / "quickstart_masks.png"
-    plot_masks(model.explain(X_test.iloc[: args.rows]), model.entmax_mode, path)
+    plot_masks(model, X_test, path, rows=args.rows)
     print(f"mask figure    {path}")
 
 

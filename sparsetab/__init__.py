@@ -2,10 +2,11 @@
 
 Public names: :class:`SparseTabNetClassifier`, :class:`SparseTabNetRegressor`,
 :class:`SparseTabNetPretrainer` (self-supervised pretraining), the display
-classes of :mod:`sparsetab.inspection`, :func:`load_model` (for files written by
-``save_model``) and ``__version__``. Data loaders live in :mod:`sparsetab.datasets`, the sparse maps in
-:mod:`sparsetab.entmax` and the torch model in :mod:`sparsetab.network`. The layers of the package
-and what each module holds are described in docs/architecture.md.
+classes of :mod:`sparsetab.inspection` and its :func:`feature_groups_from_transformer`,
+:func:`load_model` (for files written by ``save_model``) and ``__version__``. Data loaders live in
+:mod:`sparsetab.datasets`, the sparse maps in :mod:`sparsetab.entmax` and the torch model in
+:mod:`sparsetab.network`. The layers of the package and what each module holds are described in
+docs/architecture.md.
 """
 
 from ._version import __version__
@@ -14,7 +15,9 @@ from .inspection import (
     FeatureImportanceDisplay,
     FeatureMaskDisplay,
     SampleExplanationDisplay,
+    StepSummaryDisplay,
     TrainingHistoryDisplay,
+    feature_groups_from_transformer,
 )
 from .io import load_model
 from .pretraining import SparseTabNetPretrainer
@@ -26,7 +29,9 @@ __all__ = [
     "SparseTabNetClassifier",
     "SparseTabNetPretrainer",
     "SparseTabNetRegressor",
+    "StepSummaryDisplay",
     "TrainingHistoryDisplay",
     "__version__",
+    "feature_groups_from_transformer",
     "load_model",
 ]

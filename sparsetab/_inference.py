@@ -10,6 +10,7 @@ from sklearn.utils import Bunch
 from sklearn.utils.validation import check_is_fitted
 
 from ._export import EXPORT_FORMATS, export_network
+from ._feature_groups import resolve_feature_groups, sum_feature_groups
 from ._model_file import save_estimator
 from ._runtime import torch_threads
 from ._tabular import feature_names
@@ -220,12 +221,21 @@ class InferenceMixin:
         mean_importances = np.where(counts > 0, total / np.maximum(counts, 1), 0.0).astype(np.float32)
         return mean_masks, mean_importances, step_importance.mean(axis=0, dtype=np.float64).astype(np.float32)
 
-    def explain(self, X, *, per_member=False):
+    def explain(self, X, *, per_member=False, groups=None):
         """Per-row feature masks and importances.
 
         For an ensemble (``n_ensemble > 1``) each array is the mean of its members' (for
         ``importances``, over the members whose row is not all zero), so its rows still sum to
         1; ``per_member=True`` adds each member's own arrays.
+
+        ``groups`` sums the values of several input columns into one, for example the one-hot
+        columns of one source column (:func:`sparsetab.inspection.feature_groups_from_transformer`
+        builds that dict from a fitted ``ColumnTransformer``, ``OneHotEncoder`` or
+        ``Pipeline``). It only changes how the answer is reported: the network and its masks are
+        the same. The fit parameter ``grouped_features`` is different: its members share one
+        attention weight during training (and ``explain()`` splits that weight equally between
+        them). Rather than one-hot encoding string columns, pass them to the estimator as they
+        are: it embeds each categorical column itself, as one attention group.
 
         Parameters
         ----------
@@ -234,6 +244,14 @@ class InferenceMixin:
         per_member : bool, default=False
             Also return the arrays of each member of the ensemble (one member for
             ``n_ensemble=1``).
+        groups : dict of str to list of (str or int), default=None
+            ``{group name: member columns}``: each group becomes one column of the answer whose
+            value is the sum of its members' values, so rows still sum to 1. A member is a name
+            of ``feature_names_in_`` (``x0, x1, ...`` for input without column names) or a
+            position in ``0..n_features_in_ - 1``; a single name or position is a group of one.
+            Every input column is in at most one group; a column in no group stays its own.
+            The columns of the answer are in the order of their first input column: a group
+            sits where its first member was. None reports one value per input column.
 
         Returns
         -------
@@ -245,6 +263,8 @@ class InferenceMixin:
                 categorical column's embedding dimensions share one value; the columns of a
                 ``grouped_features`` group share their group's value equally, each getting
                 ``value / group size``); rows sum to 1. For an ensemble, the members' mean.
+                With ``groups``, shape (n_samples, n_steps, n_groups), one column per group
+                (and per column in no group); so for the other per-feature arrays.
             importances : numpy.ndarray of shape (n_samples, n_features_in_), float32
                 Aggregate importance ``M_agg``: the masks weighted by ``step_importance`` and
                 normalised; rows sum to 1, or are all zero when every ``eta`` of the row is 0.
@@ -254,7 +274,9 @@ class InferenceMixin:
                 ``eta_b[i] = sum_c ReLU(d_b,c[i])``, the contribution of step ``i`` to the
                 decision (unnormalised, >= 0). For an ensemble, the members' mean.
             feature_names : numpy.ndarray of shape (n_features_in_,), object
-                ``feature_names_in_``, or ``x0, x1, ...`` for input without column names.
+                ``feature_names_in_``, or ``x0, x1, ...`` for input without column names; with
+                ``groups``, the names of the answer's columns (a group's name, or a column's
+                own).
             member_step_masks : numpy.ndarray of shape (n_members, n_samples, n_steps, n_features_in_), float32
                 Only with ``per_member=True``: each member's ``step_masks``, in member order
                 (member 0 is the model that ``n_ensemble=1`` gives).
@@ -269,9 +291,12 @@ class InferenceMixin:
             If the estimator is not fitted.
         ValueError
             If ``X`` does not have the columns seen at fit, a numeric column holds strings or
-            infinities, or the network's outputs are not finite for some row.
+            infinities, the network's outputs are not finite for some row, or ``groups`` is
+            bad: a group empty or not named by a str, a member neither a feature name nor a
+            position in range, a column listed twice, or a group named like a column in no
+            group (the message names the group and the member).
         TypeError
-            If ``per_member`` is not a bool.
+            If ``per_member`` is not a bool, or ``groups`` is not None or a dict.
 
         Warns
         -----
@@ -289,15 +314,19 @@ class InferenceMixin:
             raise TypeError(
                 f"per_member must be True or False, got {per_member!r} of type {type(per_member).__name__}."
             )
+        names = feature_names(self)
+        columns = None
+        if groups is not None:  # checked before the forward pass, which can take long
+            names, columns = resolve_feature_groups(groups, names)
         frame = self._validate_X(X, reset=False)
         with torch_threads(self.n_jobs):
             members = self._explain_batches(self._encoded_batches(frame), len(frame))
         step_masks, importances, step_importance = self._combine_explanations(*members)
+        if columns is not None:
+            step_masks, importances = sum_feature_groups(step_masks, columns), sum_feature_groups(importances, columns)
+            members = (sum_feature_groups(members[0], columns), sum_feature_groups(members[1], columns), members[2])
         explanation = Bunch(
-            step_masks=step_masks,
-            importances=importances,
-            step_importance=step_importance,
-            feature_names=feature_names(self),
+            step_masks=step_masks, importances=importances, step_importance=step_importance, feature_names=names
         )
         if per_member:
             explanation.update(

@@ -21,7 +21,7 @@ def _load_example(name):
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
-def test_quickstart_mask_figure_has_feature_names(tmp_path, monkeypatch):
+def test_quickstart_mask_figure_is_drawn_by_the_displays(tmp_path, monkeypatch):
     quickstart = _load_example("quickstart")
     X = pd.DataFrame({"colour": ["red", "blue"] * 30, "size": range(60), "weight": [0.5, 1.5, 2.5] * 20})
     y = (X["size"] > 30).astype(int)
@@ -29,16 +29,25 @@ def test_quickstart_mask_figure_has_feature_names(tmp_path, monkeypatch):
     figures = []
     monkeypatch.setattr(quickstart.plt, "close", figures.append)
     path = tmp_path / "masks.png"
-    quickstart.plot_masks(model.explain(X.iloc[:6]), model.entmax_mode, path)
+    summary = quickstart.plot_masks(model, X, path, rows=6)
     assert path.stat().st_size > 1000
     (figure,) = figures
-    heatmaps = [ax for ax in figure.axes if ax.get_title()]
-    assert [ax.get_title() for ax in heatmaps] == [
+    titled = [ax for ax in figure.get_axes() if ax.get_title()]
+    assert [ax.get_title() for ax in titled] == [
+        "mean mask per step (60 rows, entmax15)",
         "step 1 mask (entmax15)",
         "step 2 mask (entmax15)",
-        "aggregate importance",
+        "aggregate mask (entmax15)",
     ]
-    assert [label.get_text() for label in heatmaps[0].get_yticklabels()] == ["colour", "size", "weight"]
+    explanation = model.explain(X)
+    order = np.argsort(-explanation.importances.astype(np.float64).mean(axis=0), kind="stable")
+    assert [label.get_text() for label in titled[0].get_xticklabels()] == list(explanation.feature_names[order])
+    assert [label.get_text() for label in titled[0].get_yticklabels()] == ["step 1", "step 2", "aggregate"]
+    assert summary.ax_ is titled[0]
+    rows = model.explain(X.iloc[:6])
+    row_order = np.argsort(-rows.importances.astype(np.float64).mean(axis=0), kind="stable")
+    assert [label.get_text() for label in titled[1].get_xticklabels()] == list(rows.feature_names[row_order])
+    np.testing.assert_allclose(titled[3].images[0].get_array(), rows.importances[:, row_order])
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
@@ -52,9 +61,11 @@ def test_plot_adult_masks_writes_its_figures(tmp_path, monkeypatch):
     figures = []
     monkeypatch.setattr(example.plt, "close", figures.append)
     paths = example.plot_figures(model, X, tmp_path, n_rows=10, sample_index=3)
-    assert sorted(paths) == ["history", "importances", "masks", "sample"]
+    assert sorted(paths) == ["history", "importances", "masks", "sample", "step_summary"]
     assert all(path.parent == tmp_path and path.stat().st_size > 1000 for path in paths.values())
-    masks, importances, sample, history = figures
+    summary, masks, importances, sample, history = figures
+    assert summary.axes[0].get_title() == "mean mask per step (80 rows, entmax15)"
+    assert [label.get_text() for label in summary.axes[0].get_yticklabels()] == ["step 1", "step 2", "aggregate"]
     assert [ax.get_title() for ax in masks.axes if ax.get_title()] == [
         "step 1 mask (entmax15)",
         "step 2 mask (entmax15)",
@@ -62,8 +73,43 @@ def test_plot_adult_masks_writes_its_figures(tmp_path, monkeypatch):
     ]
     assert sorted(label.get_text() for label in masks.axes[0].get_xticklabels()) == ["colour", "size", "weight"]
     assert importances.axes[0].get_title() == "feature importance (80 rows)"
-    assert sample.axes[0].get_title() == "row 3 (entmax15)"
+    assert importances.axes[0].get_xlabel() == "importance\nerror bars: standard deviation over the 80 rows"
+    assert sample.axes[0].get_title().startswith("row 3 (entmax15): predicted ")
     assert history.axes[0].get_title() == "training loss"
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_plot_one_hot_groups_sums_the_one_hot_columns(tmp_path, monkeypatch):
+    example = _load_example("plot_one_hot_groups")
+    X = pd.DataFrame(
+        {
+            "colour": ["red", "blue", "green", "red"] * 20,
+            "size": range(80),
+            "shape": ["round"] * 70 + ["square"] * 5 + ["star"] * 5,
+        }
+    )
+    y = (X["size"] > 40).astype(int)
+    pipeline = example.one_hot_pipeline(
+        SparseTabNetClassifier(n_d=4, n_a=4, n_steps=2, batch_size=64, virtual_batch_size=32, max_epochs=2),
+        min_frequency=10,
+    ).fit(X, y)
+    figures = []
+    monkeypatch.setattr(example.plt, "close", figures.append)
+    paths = example.plot_figures(pipeline, X, tmp_path, top_k=4)
+    assert paths["groups"].stat().st_size > 1000
+    (figure,) = figures
+    one_hot, grouped = figure.axes[:2]  # the colour bars come after both heatmaps
+    assert one_hot.get_title() == "per one-hot column (the 4 most important of 6)"
+    assert grouped.get_title() == "summed per source column (3 columns)"
+    assert len(one_hot.get_xticklabels()) == 4
+    assert sorted(label.get_text() for label in grouped.get_xticklabels()) == ["colour", "shape", "size"]
+    # the rare shapes (square, star) are one infrequent column, in the group of "shape"
+    assert example.feature_groups_from_transformer(pipeline)["shape"] == ["shape_round", "shape_infrequent_sklearn"]
+    explanation = pipeline[-1].explain(pipeline[:-1].transform(X))
+    order = [["colour", "size", "shape"].index(label.get_text()) for label in grouped.get_xticklabels()]
+    columns = {"colour": [0, 1, 2], "shape": [3, 4], "size": [5]}
+    summed = np.stack([explanation.step_masks[..., columns[name]].sum(-1) for name in ["colour", "size", "shape"]], -1)
+    np.testing.assert_allclose(grouped.images[0].get_array()[:2], summed.mean(axis=0)[:, order], rtol=1e-5)
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")

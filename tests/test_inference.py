@@ -1,6 +1,12 @@
+import warnings
+
+import numpy as np
+import pandas as pd
 import pytest
 import torch
+from sklearn.exceptions import ConvergenceWarning
 
+from sparsetab import SparseTabNetRegressor
 from sparsetab._inference import check_finite
 
 
@@ -15,3 +21,73 @@ def testcheck_finite_names_the_rows_of_every_output_along_its_row_dimension():
     masks[2, 3, 4] = 0.2
     with pytest.raises(ValueError, match=r"for 1 row\(s\) of a batch, first at row 105;"):
         check_finite(100, (decision, 0), (masks, 1))
+
+
+@pytest.fixture(scope="module")
+def one_hot_model():
+    """A tiny regressor on one-hot columns of a colour and two numeric columns, for explain(groups=...)."""
+    rng = np.random.default_rng(0)
+    colour = rng.choice(["red", "blue", "green"], size=120)
+    X = pd.DataFrame(
+        {
+            "size": rng.normal(size=120),
+            "colour_red": (colour == "red").astype(float),
+            "weight": rng.normal(size=120),
+            "colour_blue": (colour == "blue").astype(float),
+            "colour_green": (colour == "green").astype(float),
+        }
+    )
+    y = X["size"] + 2 * X["colour_red"]
+    params = dict(n_d=4, n_a=4, n_steps=2, batch_size=64, virtual_batch_size=32, max_epochs=2, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return SparseTabNetRegressor(**params).fit(X, y), X
+
+
+def test_explain_sums_each_group_in_the_order_of_its_first_column(one_hot_model):
+    model, X = one_hot_model
+    before = X.copy()
+    plain = model.explain(X.iloc[:7], per_member=True)
+    groups = {"colour": ["colour_blue", "colour_green", "colour_red"], "mass": [2]}
+    grouped = model.explain(X.iloc[:7], per_member=True, groups=groups)
+    assert list(grouped.feature_names) == ["size", "colour", "mass"]
+    colour, other = [1, 3, 4], [0, 2]
+    expected_masks = np.stack(
+        [plain.step_masks[..., 0], plain.step_masks[..., colour].sum(-1), plain.step_masks[..., 2]], axis=-1
+    )
+    assert grouped.step_masks.dtype == np.float32 and grouped.step_masks.shape == (7, 2, 3)
+    np.testing.assert_allclose(grouped.step_masks, expected_masks, rtol=1e-6)
+    np.testing.assert_allclose(grouped.step_masks.sum(-1), 1.0, rtol=1e-5)
+    np.testing.assert_allclose(grouped.importances[:, 1], plain.importances[:, colour].sum(-1), rtol=1e-6)
+    np.testing.assert_allclose(grouped.importances[:, [0, 2]], plain.importances[:, other], rtol=1e-6)
+    np.testing.assert_allclose(grouped.importances.sum(-1), 1.0, rtol=1e-5)
+    np.testing.assert_array_equal(grouped.step_importance, plain.step_importance)
+    np.testing.assert_allclose(grouped.member_step_masks[0], grouped.step_masks)
+    np.testing.assert_allclose(grouped.member_importances[0], grouped.importances)
+    pd.testing.assert_frame_equal(X, before)
+
+
+def test_explain_groups_by_position_on_arrays(one_hot_model):
+    model, X = one_hot_model
+    array_model = SparseTabNetRegressor(n_d=4, n_a=4, n_steps=2, max_epochs=1, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        array_model.fit(X.to_numpy(), X["size"].to_numpy())
+    grouped = array_model.explain(X.to_numpy()[:3], groups={"colour": [1, "x3", 4]})
+    assert list(grouped.feature_names) == ["x0", "colour", "x2"]
+
+
+@pytest.mark.parametrize(
+    "groups, error, match",
+    [
+        ({"colour": ["colour_pink"]}, ValueError, r"groups\['colour'\] names column 'colour_pink'"),
+        ({"colour": [9]}, ValueError, r"groups\['colour'\] holds position 9, outside 0\.\.4"),
+        ({"a": ["size"], "b": [0]}, ValueError, r"groups\['b'\] lists column 'size' \(position 0\), which is also"),
+        ({"colour": []}, ValueError, r"groups\['colour'\] is empty"),
+        ([["size"]], TypeError, "groups must be a dict"),
+    ],
+)
+def test_explain_rejects_bad_groups(one_hot_model, groups, error, match):
+    model, X = one_hot_model
+    with pytest.raises(error, match=match):
+        model.explain(X.iloc[:2], groups=groups)

@@ -26,6 +26,7 @@ RANKS = {
     "sparsetab.network": 1,
     "sparsetab._tabular": 1,
     "sparsetab._columns": 1,
+    "sparsetab._feature_groups": 1,
     "sparsetab._runtime": 1,
     "sparsetab._files": 1,
     "sparsetab._flat_parameters": 1,
@@ -222,8 +223,10 @@ def test_the_rules_catch_what_they_forbid(tmp_path, monkeypatch):
     (package / "_training.py").write_text("from sklearn.base import BaseEstimator\n")
     (package / "unranked.py").write_text("")
     monkeypatch.setattr(sys.modules[__name__], "PACKAGE", package)
-    reports = {path.name if path.name != "__init__.py" else path.parent.name: _violations(path)
-               for path in package.rglob("*.py")}
+    reports = {
+        path.name if path.name != "__init__.py" else path.parent.name: _violations(path)
+        for path in package.rglob("*.py")
+    }
     assert any("may import ['torch'] only, not numpy" in problem for problem in reports["entmax"])
     assert any("imports the face" in problem for problem in reports["_tabular.py"])
     assert any("rank 5) from rank 1" in problem for problem in reports["_tabular.py"])

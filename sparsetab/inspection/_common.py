@@ -1,7 +1,8 @@
-"""What the four displays of :mod:`sparsetab.inspection` share.
+"""What the displays of :mod:`sparsetab.inspection` share.
 
 Getting the sparsetab model out of what the user passed, naming its columns, explaining rows,
-checking arguments, and making or checking the Axes to draw on. The names carry no leading
+summing columns into groups, writing values, checking arguments, and making or checking the
+Axes to draw on. The names carry no leading
 underscore because the display modules import them; the module keeps one because none of this
 is public API.
 """
@@ -9,12 +10,14 @@ is public API.
 import numbers
 
 import numpy as np
+import pandas as pd
 from sklearn.pipeline import Pipeline
 from sklearn.utils._optional_dependencies import check_matplotlib_support
 from sklearn.utils.validation import check_is_fitted
 
 from .. import _tabular
 from .._base import BaseSparseTabNet
+from .._feature_groups import resolve_feature_groups, sum_feature_groups
 
 
 def pyplot(caller_name):
@@ -170,6 +173,67 @@ def explain(model, preprocessing, X):
     return model.explain(X)
 
 
+def group_features(names, groups, *arrays):
+    """Names and per-feature arrays with the columns of each group summed into one.
+
+    Parameters
+    ----------
+    names : array-like of str of shape (n_features,)
+        The columns' names, as the display shows them (after the preprocessing steps).
+    groups : dict of str to list of (str or int) or None
+        ``{group name: member names or positions}``, as ``explain(X, groups=...)`` takes it;
+        None sums nothing.
+    *arrays : numpy.ndarray of shape (..., n_features)
+        Per-feature values, summed over the last axis.
+
+    Returns
+    -------
+    names : numpy.ndarray of str of shape (n_outputs,), dtype object
+        A group's name or an ungrouped column's own name, in the order of their first column.
+    arrays : list of numpy.ndarray of shape (..., n_outputs)
+        The summed arrays (new arrays; the inputs are not modified).
+    members : list of numpy.ndarray of int of shape (n_members,)
+        The positions in ``names`` (the input) that each output column sums.
+
+    Raises
+    ------
+    TypeError
+        If ``groups`` is not None or a dict.
+    ValueError
+        If ``groups`` is bad, as ``explain`` says.
+    """
+    names = np.asarray([str(name) for name in names], dtype=object)
+    if groups is None:
+        return names, list(arrays), [np.asarray([position]) for position in range(len(names))]
+    out_names, members = resolve_feature_groups(groups, names)
+    return out_names, [sum_feature_groups(values, members) for values in arrays], members
+
+
+def format_value(value):
+    """A feature value as a short text: ``"39"``, ``"0.2143"``, ``"Married"``, ``"missing"``.
+
+    Parameters
+    ----------
+    value : object
+        One cell of a table.
+
+    Returns
+    -------
+    str
+        Integers and strings as they are, other numbers with 4 significant digits, missing
+        values (None, NaN, ``pandas.NA``) as ``"missing"``.
+    """
+    if pd.api.types.is_scalar(value) and pd.isna(value):
+        return "missing"
+    if isinstance(value, (bool, np.bool_)):
+        return str(bool(value))
+    if isinstance(value, numbers.Integral):
+        return str(int(value))
+    if isinstance(value, numbers.Real):
+        return f"{float(value):.4g}"
+    return str(value)
+
+
 def mode_label(model, step=None):
     """The model's attention map in words: ``"sparsemax"``, or ``"adaptive, alpha=1.42"``.
 
@@ -264,9 +328,7 @@ def panel_axes(ax, n_panels, caller_name, **subplots_kwargs):
         If ``ax`` does not hold ``n_panels`` Axes.
     """
     if ax is None:
-        figure, axes = pyplot(caller_name).subplots(
-            1, n_panels, squeeze=False, layout="constrained", **subplots_kwargs
-        )
+        figure, axes = pyplot(caller_name).subplots(1, n_panels, squeeze=False, layout="constrained", **subplots_kwargs)
         return figure, axes.ravel()
     axes = np.ravel(np.asarray(ax, dtype=object))
     if axes.size != n_panels:

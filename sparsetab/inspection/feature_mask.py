@@ -8,6 +8,7 @@ from ._common import (
     check_positive_int,
     explain,
     feature_names,
+    group_features,
     is_int,
     mode_label,
     n_rows,
@@ -64,12 +65,13 @@ class FeatureMaskDisplay:
     sample_indices_ : numpy.ndarray of int of shape (n_samples,)
         Set by :meth:`from_estimator` only: the position in ``X`` of each drawn row, top to
         bottom.
-    feature_order_ : numpy.ndarray of int of shape (n_features,)
-        Set by :meth:`from_estimator` only: the input position of each drawn column, left to
-        right.
+    feature_order_ : numpy.ndarray of int of shape (n_drawn_features,)
+        Set by :meth:`from_estimator` only: the position of each drawn column, left to right,
+        among the explained columns (the input columns, or with ``groups`` the grouped ones).
 
     See Also
     --------
+    StepSummaryDisplay : Each step's mean mask over the rows, one row per step.
     FeatureImportanceDisplay : Mean importances as sorted bars.
     SampleExplanationDisplay : One sample's masks as grouped bars.
 
@@ -197,7 +199,9 @@ class FeatureMaskDisplay:
         aggregate=True,
         max_samples=50,
         sort_features=False,
+        top_k=None,
         sort_samples_by=None,
+        groups=None,
         ax=None,
         cmap="viridis",
         colorbar=True,
@@ -221,10 +225,23 @@ class FeatureMaskDisplay:
         sort_features : bool, default=False
             Order the columns by their mean aggregate importance over the drawn rows, most
             important first; False keeps the input order.
+        top_k : int or None, default=None
+            Draw only the ``top_k`` columns of highest mean aggregate importance over the drawn
+            rows, most important first (every column when there are fewer); None draws every
+            column, in the order ``sort_features`` says.
         sort_samples_by : str, int or None, default=None
             Order the drawn rows by the values of this column of ``X`` (a column name of a
             DataFrame, or a column position), ascending, top to bottom; None keeps the input
             order.
+        groups : dict of str to list of (str or int), default=None
+            ``{group name: member columns}``: draw one column per group, the sum of its
+            members' masks (so each row of a panel still sums to 1), for example the one-hot
+            columns of one source column
+            (:func:`~sparsetab.inspection.feature_groups_from_transformer` builds the dict from
+            a fitted pipeline). Members are named as the drawn columns are (after the
+            pipeline's earlier steps) or given by position; columns in no group stay their
+            own. Grouped columns sit where their first member was. None draws one column per
+            input column.
         ax : matplotlib.axes.Axes or array-like of Axes of shape (n_panels,), default=None
             Passed to :meth:`plot`.
         cmap : str or matplotlib.colors.Colormap, default="viridis"
@@ -237,23 +254,27 @@ class FeatureMaskDisplay:
         FeatureMaskDisplay
             The drawn display; ``display.sample_indices_`` of shape (n_drawn,) holds the
             positions in ``X`` of the drawn rows, top to bottom, and
-            ``display.feature_order_`` of shape (n_features,) the input position of each drawn
-            column.
+            ``display.feature_order_`` of shape (n_drawn_features,) the position of each drawn
+            column among the explained (input or grouped) columns.
 
         Raises
         ------
         TypeError
-            If ``estimator`` is not a sparsetab estimator or a Pipeline ending in one.
+            If ``estimator`` is not a sparsetab estimator or a Pipeline ending in one, or
+            ``groups`` is not None or a dict.
         sklearn.exceptions.NotFittedError
             If the estimator is not fitted.
         ValueError
-            If ``steps`` names no step or one outside ``0..n_steps - 1``, ``max_samples`` is
-            not None or an int >= 1, ``sort_samples_by`` is not a column of ``X``, ``X`` has no
-            rows, or ``ax`` does not hold one Axes per panel; and as ``estimator.explain``.
+            If ``steps`` names no step or one outside ``0..n_steps - 1``, ``max_samples`` or
+            ``top_k`` is not None or an int >= 1, ``sort_samples_by`` is not a column of ``X``,
+            ``X`` has no rows, ``groups`` is bad (as ``estimator.explain`` says), or ``ax``
+            does not hold one Axes per panel; and as ``estimator.explain``.
         """
         model, preprocessing = unwrap_estimator(estimator)
         shown_steps = _check_steps(steps, model.n_steps)
         max_samples = check_positive_int(max_samples, "max_samples")
+        top_k = check_positive_int(top_k, "top_k")
+        names, _, _ = group_features(feature_names(model, preprocessing), groups)  # checked before explaining
         n_samples = n_rows(X)
         if n_samples < 1:
             raise ValueError("X must have at least one row.")
@@ -266,12 +287,14 @@ class FeatureMaskDisplay:
             positions = positions[np.argsort(key, kind="stable")]
             sample_label = f"sample, sorted by {sort_samples_by}"
         explanation = explain(model, preprocessing, take_rows(X, positions))
-        names = feature_names(model, preprocessing)
+        names, (all_masks, all_importances), _ = group_features(
+            feature_names(model, preprocessing), groups, explanation.step_masks, explanation.importances
+        )
         order = np.arange(len(names))
-        if sort_features:
-            order = np.argsort(-explanation.importances.astype(np.float64).mean(axis=0), kind="stable")
-        step_masks = explanation.step_masks[:, shown_steps][:, :, order]
-        importances = explanation.importances[:, order] if aggregate else None
+        if sort_features or top_k is not None:
+            order = np.argsort(-all_importances.astype(np.float64).mean(axis=0), kind="stable")[:top_k]
+        step_masks = all_masks[:, shown_steps][:, :, order]
+        importances = all_importances[:, order] if aggregate else None
         display = cls(
             step_masks,
             importances,

@@ -1,8 +1,20 @@
-"""One sample's feature mask per decision step, as grouped bars."""
+"""One sample's feature mask per decision step, as grouped bars, with its values and prediction."""
 
 import numpy as np
+from sklearn.base import is_classifier
 
-from ._common import explain, feature_names, is_int, mode_label, n_rows, single_axes, take_rows, unwrap_estimator
+from ._common import (
+    explain,
+    feature_names,
+    format_value,
+    group_features,
+    is_int,
+    mode_label,
+    n_rows,
+    single_axes,
+    take_rows,
+    unwrap_estimator,
+)
 
 __all__ = ["SampleExplanationDisplay"]
 
@@ -11,7 +23,9 @@ class SampleExplanationDisplay:
     """One sample's feature mask per decision step, as grouped bars.
 
     For each feature, one bar per decision step (its mask value) and, optionally, one for the
-    aggregate mask. The legend gives each step's contribution ``eta`` when known.
+    aggregate mask. The legend gives each step's contribution ``eta`` when known, the tick
+    labels the row's feature values (``"age = 39"``) when given, and :meth:`from_estimator`'s
+    title the prediction (with its probability for a classifier).
 
     Parameters
     ----------
@@ -23,6 +37,10 @@ class SampleExplanationDisplay:
         The sample's aggregate mask; None draws no aggregate bars.
     step_importance : numpy.ndarray of float of shape (n_steps,) or None, default=None
         The sample's ``eta`` per step, shown in the legend.
+    feature_values : array-like of shape (n_features,) or None, default=None
+        The sample's value of each feature, written after its name in the tick labels
+        (``"age = 39"``; numbers with 4 significant digits, missing values as ``"missing"``);
+        an entry None writes the name alone. None writes the names alone.
     title : str, default="sample explanation"
         Axes title.
 
@@ -36,6 +54,12 @@ class SampleExplanationDisplay:
         One container per decision step, each with one bar per feature.
     aggregate_bars_ : matplotlib.container.BarContainer or None
         The aggregate mask's bars, one per feature.
+    prediction_ : object
+        Set by :meth:`from_estimator` only: the estimator's prediction for the row (a label or
+        a value; a list for several outputs).
+    probability_ : float or None
+        Set by :meth:`from_estimator` only: a classifier's probability of the predicted class;
+        None for a regressor or several outputs.
 
     Examples
     --------
@@ -52,12 +76,20 @@ class SampleExplanationDisplay:
     """
 
     def __init__(
-        self, step_masks, feature_names, *, importances=None, step_importance=None, title="sample explanation"
+        self,
+        step_masks,
+        feature_names,
+        *,
+        importances=None,
+        step_importance=None,
+        feature_values=None,
+        title="sample explanation",
     ):
         self.step_masks = step_masks
         self.feature_names = feature_names
         self.importances = importances
         self.step_importance = step_importance
+        self.feature_values = feature_values
         self.title = title
 
     def plot(self, ax=None, *, xticks_rotation="vertical"):
@@ -78,17 +110,26 @@ class SampleExplanationDisplay:
         Raises
         ------
         ValueError
-            If ``step_masks`` is not 2-D.
+            If ``step_masks`` is not 2-D, or ``feature_values`` does not have one value per
+            feature.
         """
         masks = np.asarray(self.step_masks, dtype=np.float64)
         if masks.ndim != 2:
             raise ValueError(f"step_masks must have shape (n_steps, n_features), got shape {masks.shape}.")
         n_steps, n_features = masks.shape
         names = [str(name) for name in self.feature_names]
+        if self.feature_values is not None:
+            values = list(self.feature_values)
+            if len(values) != n_features:
+                raise ValueError(f"feature_values must have one value per feature ({n_features}), got {len(values)}.")
+            names = [name if value is None else f"{name} = {format_value(value)}" for name, value in zip(names, values)]
         n_series = n_steps + (self.importances is not None)
         width = 0.8 / n_series
+        # A new figure grows by the length of the longest vertical label ("occupation = Machine-op-inspct").
+        longest = max((len(name) for name in names), default=0) if xticks_rotation == "vertical" else 0
+        height = 4.0 + 0.075 * max(0, longest - 8)
         figure, ax = single_axes(
-            ax, "SampleExplanationDisplay.plot", figsize=(max(5.0, 0.22 * n_features * n_series**0.5 + 2), 4.0)
+            ax, "SampleExplanationDisplay.plot", figsize=(max(5.0, 0.22 * n_features * n_series**0.5 + 2), height)
         )
         centres = np.arange(n_features)
         # The series of a group sit side by side, centred on the group's tick.
@@ -116,8 +157,15 @@ class SampleExplanationDisplay:
         return self
 
     @classmethod
-    def from_estimator(cls, estimator, X, index, *, aggregate=True, ax=None):
-        """Explain one row of ``X`` and draw its masks.
+    def from_estimator(cls, estimator, X, index, *, aggregate=True, groups=None, ax=None):
+        """Explain one row of ``X`` and draw its masks, its values and its prediction.
+
+        The tick labels give the row's value of each feature: the value in ``X`` for a column
+        of ``X`` (for a group named after a column of ``X``, such as the source column of
+        one-hot columns, that column's value), else the value the model sees (after the
+        pipeline's earlier steps) for a column of its own; a group of several model columns
+        with no column of ``X`` by its name has no value. The title gives the prediction, and
+        a classifier's probability of the predicted class.
 
         Parameters
         ----------
@@ -129,6 +177,13 @@ class SampleExplanationDisplay:
             Position of the row in ``X`` (negative counts from the end).
         aggregate : bool, default=True
             Also draw the row's aggregate mask.
+        groups : dict of str to list of (str or int), default=None
+            ``{group name: member columns}``: one bar group per group, the sum of its members'
+            masks (for example the one-hot columns of one source column;
+            :func:`~sparsetab.inspection.feature_groups_from_transformer` builds the dict from
+            a fitted pipeline). Members are named as the drawn columns are (after the
+            pipeline's earlier steps) or given by position; columns in no group stay their
+            own. None draws one bar group per input column.
         ax : matplotlib.axes.Axes, default=None
             Passed to :meth:`plot`.
 
@@ -140,12 +195,14 @@ class SampleExplanationDisplay:
         Raises
         ------
         TypeError
-            If ``estimator`` is not a sparsetab estimator or a Pipeline ending in one.
+            If ``estimator`` is not a sparsetab estimator or a Pipeline ending in one, or
+            ``groups`` is not None or a dict.
         sklearn.exceptions.NotFittedError
             If the estimator is not fitted.
         ValueError
-            If ``index`` is not an int in ``-n_samples..n_samples - 1``; and as
-            ``estimator.explain``.
+            If ``index`` is not an int in ``-n_samples..n_samples - 1``, or ``groups`` is bad
+            (as ``estimator.explain`` says); and as ``estimator.explain`` and
+            ``estimator.predict``.
         """
         model, preprocessing = unwrap_estimator(estimator)
         n_samples = n_rows(X)
@@ -154,11 +211,69 @@ class SampleExplanationDisplay:
                 f"index must be an int in {-n_samples}..{n_samples - 1} (a row position in X), got {index!r}."
             )
         position = int(index) % n_samples
-        explanation = explain(model, preprocessing, take_rows(X, [position]))
-        return cls(
-            explanation.step_masks[0],
-            feature_names(model, preprocessing),
-            importances=explanation.importances[0] if aggregate else None,
+        names = feature_names(model, preprocessing)
+        group_features(names, groups)  # checked before explaining
+        row = take_rows(X, [position])
+        explanation = explain(model, preprocessing, row)
+        names, (step_masks, importances), members = group_features(
+            names, groups, explanation.step_masks[0], explanation.importances[0]
+        )
+        prediction, probability = _prediction(estimator, model, row)
+        text = (
+            f"[{', '.join(format_value(value) for value in prediction)}]"
+            if isinstance(prediction, list)
+            else (format_value(prediction))
+        )
+        if probability is not None:
+            text += f" (p = {probability:.2f})"
+        display = cls(
+            step_masks,
+            names,
+            importances=importances if aggregate else None,
             step_importance=explanation.step_importance[0],
-            title=f"row {position} ({mode_label(model)})",
-        ).plot(ax=ax)
+            feature_values=_row_values(row, names, members, preprocessing),
+            title=f"row {position} ({mode_label(model)}): predicted {text}",
+        )
+        display.prediction_, display.probability_ = prediction, probability
+        return display.plot(ax=ax)
+
+
+def _prediction(estimator, model, row):
+    """The prediction for one row (a list for several outputs) and the predicted class's probability or None."""
+    predicted = np.asarray(estimator.predict(row), dtype=object)
+    if predicted.ndim != 1:
+        return [value for value in predicted[0]], None
+    prediction = predicted[0]
+    prediction = prediction.item() if hasattr(prediction, "item") else prediction
+    if not is_classifier(model):
+        return prediction, None
+    classes = list(np.asarray(model.classes_, dtype=object))
+    proba = np.asarray(estimator.predict_proba(row))
+    if proba.ndim != 2 or proba.shape[1] != len(classes) or prediction not in classes:
+        return prediction, None
+    return prediction, float(proba[0, classes.index(prediction)])
+
+
+def _row_values(row, names, members, preprocessing):
+    """The row's value for each drawn column: from ``row`` by name, else the model input of a one-column group."""
+    raw = {}
+    if hasattr(row, "columns"):
+        raw = {str(column): row.iloc[0, position] for position, column in enumerate(row.columns)}
+    if preprocessing is None:  # the model sees the columns of X
+        inputs = row.iloc[0].to_numpy(dtype=object) if hasattr(row, "columns") else np.asarray(row, dtype=object)[0]
+    else:
+        transformed = preprocessing.transform(row)
+        transformed = transformed.toarray() if hasattr(transformed, "toarray") else transformed
+        if hasattr(transformed, "iloc"):
+            inputs = transformed.iloc[0].to_numpy(dtype=object)
+        else:
+            inputs = np.asarray(transformed, dtype=object)[0]
+    values = []
+    for name, columns in zip(names, members):
+        if name in raw:
+            values.append(raw[name])
+        elif len(columns) == 1:
+            values.append(inputs[int(columns[0])])
+        else:
+            values.append(None)
+    return values

@@ -1,4 +1,4 @@
-"""The helpers all four displays share, and what every display does alike through them."""
+"""The helpers the displays share, and what every display does alike through them."""
 
 import subprocess
 import sys
@@ -21,12 +21,15 @@ from sparsetab.inspection import (
     FeatureImportanceDisplay,
     FeatureMaskDisplay,
     SampleExplanationDisplay,
+    StepSummaryDisplay,
     TrainingHistoryDisplay,
 )
 from sparsetab.inspection._common import (
     check_positive_int,
     explain,
     feature_names,
+    format_value,
+    group_features,
     is_int,
     mode_label,
     n_rows,
@@ -122,6 +125,42 @@ def test_explain_goes_through_the_preprocessing(pipeline_case):
     assert_allclose(explanation.importances, model.explain(pipeline_case.transformed[:5]).importances)
 
 
+def test_group_features_sums_the_last_axis():
+    masks = np.array([[[0.1, 0.2, 0.3, 0.4]], [[0.0, 0.5, 0.5, 0.0]]])  # (2 rows, 1 step, 4 features)
+    importances = masks[:, 0]
+    names, (grouped_masks, grouped_importances), members = group_features(
+        ["a", "b", "c", "d"], {"bd": ["d", 1]}, masks, importances
+    )
+    assert list(names) == ["a", "bd", "c"]
+    assert [member.tolist() for member in members] == [[0], [1, 3], [2]]
+    assert_allclose(grouped_masks, [[[0.1, 0.6, 0.3]], [[0.0, 0.5, 0.5]]])
+    assert_allclose(grouped_importances, [[0.1, 0.6, 0.3], [0.0, 0.5, 0.5]])
+    same_names, (same,), same_members = group_features(np.array(["a", "b"]), None, importances[:, :2])
+    assert same_names.dtype == object and list(same_names) == ["a", "b"]
+    assert_allclose(same, importances[:, :2])
+    assert [member.tolist() for member in same_members] == [[0], [1]]
+    with pytest.raises(ValueError, match=r"groups\['bd'\] names column 'e'"):
+        group_features(["a", "b"], {"bd": ["e"]})
+
+
+@pytest.mark.parametrize(
+    "value, text",
+    [
+        (39, "39"),
+        (np.int64(-2), "-2"),
+        (0.21428571, "0.2143"),
+        (np.float32(1234567.0), "1.235e+06"),
+        ("Married", "Married"),
+        (True, "True"),
+        (None, "missing"),
+        (np.nan, "missing"),
+        (pd.NA, "missing"),
+    ],
+)
+def test_format_value(value, text):
+    assert format_value(value) == text
+
+
 def test_mode_label():
     assert mode_label(SimpleNamespace(entmax_mode="sparsemax")) == "sparsemax"
     assert mode_label(SimpleNamespace(entmax_mode="sparsemax"), step=1) == "sparsemax"
@@ -197,6 +236,7 @@ def _draw_all(estimator, X):
         FeatureImportanceDisplay.from_estimator(estimator),
         TrainingHistoryDisplay.from_estimator(estimator),
         SampleExplanationDisplay.from_estimator(estimator, X, 0),
+        StepSummaryDisplay.from_estimator(estimator, X),
     ]
 
 
@@ -212,6 +252,8 @@ def test_unfitted_estimators_raise_not_fitted(data, make_estimator):
         TrainingHistoryDisplay.from_estimator(estimator)
     with pytest.raises(NotFittedError):
         SampleExplanationDisplay.from_estimator(estimator, X, 0)
+    with pytest.raises(NotFittedError):
+        StepSummaryDisplay.from_estimator(estimator, X)
 
 
 def test_other_estimators_raise_type_error(data):
@@ -226,6 +268,8 @@ def test_other_estimators_raise_type_error(data):
             TrainingHistoryDisplay.from_estimator(estimator)
         with pytest.raises(TypeError, match="SparseTabNetClassifier"):
             SampleExplanationDisplay.from_estimator(estimator, numeric, 0)
+        with pytest.raises(TypeError, match="SparseTabNetClassifier"):
+            StepSummaryDisplay.from_estimator(estimator, numeric)
 
 
 def test_displays_leave_the_estimator_and_pyplot_state_alone(model, data):
@@ -248,7 +292,9 @@ def test_package_namespace_matches_the_top_level():
         "FeatureImportanceDisplay",
         "FeatureMaskDisplay",
         "SampleExplanationDisplay",
+        "StepSummaryDisplay",
         "TrainingHistoryDisplay",
+        "feature_groups_from_transformer",
     ]
     for name in inspection.__all__:
         assert getattr(sparsetab, name) is getattr(inspection, name)
@@ -266,5 +312,7 @@ def test_every_display_draws_an_ensemble(data, tiny):
         assert_allclose(mask.ims_[step].get_array(), explanation.step_masks[:, step])
     FeatureImportanceDisplay.from_estimator(ensemble, X, error_bars=True)
     SampleExplanationDisplay.from_estimator(ensemble, X, index=0)
+    summary = StepSummaryDisplay.from_estimator(ensemble, X.iloc[:10])
+    assert_allclose(summary.im_.get_array()[-1], explanation.importances.mean(axis=0)[summary.order_], rtol=1e-6)
     history = TrainingHistoryDisplay.from_estimator(ensemble)
     assert_array_equal(history.loss_curve, ensemble.loss_curve_)

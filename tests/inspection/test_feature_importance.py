@@ -25,6 +25,7 @@ def test_bar_order_follows_training_importances(model, tick_texts):
     assert display.ax_.yaxis_inverted()  # the most important bar is on top
     assert display.ax_.get_title() == "feature importance (training rows)"
     assert display.bars_.errorbar is None
+    assert display.error_label_ is None and display.ax_.get_xlabel() == "importance"
 
 
 def test_on_X_with_top_k_and_error_bars(model, data):
@@ -43,12 +44,49 @@ def test_on_X_with_top_k_and_error_bars(model, data):
     assert_allclose([segment[1, 0] for segment in segments], mean[order] + std, rtol=1e-6)
     assert display.ax_.get_title() == f"feature importance ({len(X)} rows)"
     assert {bar.get_facecolor() for bar in display.bars_} == {to_rgba("C3")}
+    assert display.error_label_ == "error bars: standard deviation over the 160 rows"
+    assert display.ax_.get_xlabel() == "importance\nerror bars: standard deviation over the 160 rows"
+    assert FeatureImportanceDisplay.from_estimator(model, X, error_bars="std").error_label_ == display.error_label_
+
+
+def test_standard_error_of_the_mean(model, data):
+    X, _ = data
+    display = FeatureImportanceDisplay.from_estimator(model, X.iloc[:40], error_bars="sem")
+    importances = model.explain(X.iloc[:40]).importances.astype(np.float64)
+    mean = importances.mean(axis=0)[display.order_]
+    sem = np.sqrt(((importances - importances.mean(axis=0)) ** 2).sum(axis=0) / 39 / 40)[display.order_]
+    segments = display.bars_.errorbar.lines[2][0].get_segments()
+    assert_allclose([segment[1, 0] for segment in segments], mean + sem, rtol=1e-6)
+    assert_allclose([segment[0, 0] for segment in segments], np.maximum(mean - sem, 0.0), atol=1e-7)
+    assert display.error_label_ == "error bars: standard error of the mean (40 rows)"
+    assert display.ax_.get_xlabel() == "importance\nerror bars: standard error of the mean (40 rows)"
+    with pytest.raises(ValueError, match="error_bars='sem' needs at least 2 rows in X, got 1"):
+        FeatureImportanceDisplay.from_estimator(model, X.iloc[:1], error_bars="sem")
+
+
+def test_groups_sum_importances(model, data, tick_texts):
+    X, _ = data
+    groups = {"body": ["height", "weight"]}
+    trained = FeatureImportanceDisplay.from_estimator(model, groups=groups)
+    expected = model.feature_importances_
+    expected = np.array([expected[0], expected[1], expected[2] + expected[3]])
+    assert_allclose(sorted(_widths(trained.bars_), reverse=True), sorted(expected, reverse=True), rtol=1e-6)
+    assert tick_texts(trained.ax_.get_yticklabels()) == [["age", "colour", "body"][i] for i in trained.order_]
+    on_X = FeatureImportanceDisplay.from_estimator(model, X, groups=groups, error_bars=True)
+    rows = model.explain(X).importances.astype(np.float64)
+    rows = np.column_stack([rows[:, 0], rows[:, 1], rows[:, 2] + rows[:, 3]])
+    assert_allclose(_widths(on_X.bars_), rows.mean(axis=0)[on_X.order_], rtol=1e-6)
+    segments = on_X.bars_.errorbar.lines[2][0].get_segments()
+    assert_allclose([s[1, 0] for s in segments], (rows.mean(axis=0) + rows.std(axis=0))[on_X.order_], rtol=1e-6)
 
 
 def test_from_arrays_clips_lower_error_bar_at_zero(tick_texts):
     display = FeatureImportanceDisplay(
         np.array([0.1, 0.5, 0.4]), ["a", "b", "c"], std=np.array([0.3, 0.1, 0.0]), title="t"
     ).plot(top_k=5)
+    assert display.error_label_ == "error bars: standard deviation"
+    labelled = FeatureImportanceDisplay([0.1, 0.9], ["a", "b"], std=[0.1, 0.1], error_label="5th-95th pct").plot()
+    assert labelled.ax_.get_xlabel() == "importance\n5th-95th pct"
     assert_array_equal(display.order_, [1, 2, 0])
     assert tick_texts(display.ax_.get_yticklabels()) == ["b", "c", "a"]
     segments = display.bars_.errorbar.lines[2][0].get_segments()
@@ -72,6 +110,10 @@ def test_draws_on_given_axes(model):
         (dict(top_k=1.5), "top_k must be"),
         (dict(top_k=True), "top_k must be"),
         (dict(error_bars=True), "error_bars=True needs X"),
+        (dict(error_bars="sem"), "error_bars='sem' needs X"),
+        (dict(error_bars="spread"), r"error_bars must be True, False, 'std' or 'sem', got 'spread'"),
+        (dict(error_bars=1), r"error_bars must be True, False, 'std' or 'sem', got 1"),
+        (dict(groups={"g": ["nope"]}), r"groups\['g'\] names column 'nope'"),
     ],
 )
 def test_rejects_bad_arguments(model, kwargs, match):

@@ -178,3 +178,52 @@ def test_single_step_pipeline(data, tiny, tick_texts):
     display = FeatureMaskDisplay.from_estimator(pipeline, X, max_samples=4)
     assert tick_texts(display.ax_.get_xticklabels()) == ["age", "colour", "height", "weight"]
     assert_allclose(display.im_.get_array(), pipeline[-1].explain(X.iloc[:4]).importances)
+
+
+def test_top_k_keeps_the_most_important_columns_in_order(model, data, tick_texts):
+    X, _ = data
+    display = FeatureMaskDisplay.from_estimator(model, X, max_samples=20, top_k=2)
+    explanation = model.explain(X.iloc[:20])
+    order = np.argsort(-explanation.importances.astype(np.float64).mean(axis=0), kind="stable")[:2]
+    assert_array_equal(display.feature_order_, order)
+    for ax in display.axes_:
+        assert tick_texts(ax.get_xticklabels()) == list(explanation.feature_names[order])
+    assert_allclose(display.ims_[1].get_array(), explanation.step_masks[:, 1][:, order])
+    assert_allclose(display.im_.get_array(), explanation.importances[:, order])
+    # more than there are: every column, sorted
+    assert len(FeatureMaskDisplay.from_estimator(model, X, max_samples=5, top_k=10).feature_order_) == 4
+
+
+@pytest.mark.parametrize("top_k", [0, -1, 2.5, True, "3"])
+def test_rejects_bad_top_k(model, data, top_k):
+    X, _ = data
+    with pytest.raises(ValueError, match=rf"^top_k must be None or an int >= 1, got {top_k!r}\.$"):
+        FeatureMaskDisplay.from_estimator(model, X, top_k=top_k)
+
+
+def test_groups_sum_the_masks_of_their_members(model, data, tick_texts):
+    X, _ = data
+    display = FeatureMaskDisplay.from_estimator(model, X, max_samples=6, groups={"shape": ["weight", 2]})
+    explanation = model.explain(X.iloc[:6])
+    masks = explanation.step_masks
+    expected = np.stack([masks[..., 0], masks[..., 1], masks[..., 2] + masks[..., 3]], axis=-1)
+    assert tick_texts(display.ax_.get_xticklabels()) == ["age", "colour", "shape"]
+    assert_allclose(display.ims_[0].get_array(), expected[:, 0], rtol=1e-6)
+    assert_allclose(display.ims_[0].get_array().sum(axis=1), 1.0, rtol=1e-5)
+    sorted_display = FeatureMaskDisplay.from_estimator(
+        model, X, max_samples=6, groups={"shape": ["weight", 2]}, top_k=1
+    )
+    importances = explanation.importances
+    grouped = np.column_stack([importances[:, 0], importances[:, 1], importances[:, 2] + importances[:, 3]])
+    best = int(np.argmax(grouped.astype(np.float64).mean(axis=0)))
+    assert_array_equal(sorted_display.feature_order_, [best])
+    assert_allclose(sorted_display.im_.get_array(), grouped[:, [best]], rtol=1e-6)
+    with pytest.raises(ValueError, match=r"groups\['shape'\] lists column 'height' \(position 2\), which is twice"):
+        FeatureMaskDisplay.from_estimator(model, X, groups={"shape": ["height", 2]})
+
+
+def test_pipeline_groups_use_the_pipeline_names(pipeline_case, tick_texts):
+    case = pipeline_case
+    display = FeatureMaskDisplay.from_estimator(case.pipeline, case.X, max_samples=4, groups={"a": ["scale__a"]})
+    assert tick_texts(display.ax_.get_xticklabels()) == ["a", "scale__b", "remainder__c"]
+    assert_allclose(display.im_.get_array(), case.model.explain(case.transformed[:4]).importances)

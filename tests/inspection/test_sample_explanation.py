@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
+from sparsetab import SparseTabNetRegressor
 from sparsetab.inspection import SampleExplanationDisplay
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
@@ -10,6 +11,24 @@ pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceW
 
 def _heights(bars):
     return [bar.get_height() for bar in bars]
+
+
+def _title(model, X, position):
+    """The title from_estimator should write for row ``position`` of ``X``, from the model's own answers."""
+    row = X.iloc[[position]]
+    predicted = model.predict(row)[0]
+    probability = model.predict_proba(row)[0, list(model.classes_).index(predicted)]
+    return f"row {position} (entmax15): predicted {predicted} (p = {probability:.2f})"
+
+
+def _value_labels(X, position):
+    row = X.iloc[position]
+    return [
+        f"age = {row['age']:.4g}",
+        f"colour = {row['colour']}",
+        f"height = {row['height']:.4g}",
+        f"weight = {row['weight']:.4g}",
+    ]
 
 
 def test_bars_equal_one_rows_masks(model, data, tick_texts):
@@ -20,17 +39,18 @@ def test_bars_equal_one_rows_masks(model, data, tick_texts):
     for step, bars in enumerate(display.bars_):
         assert_allclose(_heights(bars), explanation.step_masks[0, step])
     assert_allclose(_heights(display.aggregate_bars_), explanation.importances[0])
-    assert tick_texts(display.ax_.get_xticklabels()) == ["age", "colour", "height", "weight"]
-    assert display.ax_.get_title() == "row 7 (entmax15)"
+    assert tick_texts(display.ax_.get_xticklabels()) == _value_labels(X, 7)
+    assert display.ax_.get_title() == _title(model, X, 7)
+    assert display.prediction_ == model.predict(X.iloc[[7]])[0]
+    assert type(display.prediction_) is int
+    assert display.probability_ == pytest.approx(float(model.predict_proba(X.iloc[[7]]).max()))
     legend = [text.get_text() for text in display.ax_.get_legend().get_texts()]
     etas = explanation.step_importance[0]
-    assert legend == [f"step {step + 1} (eta={float(etas[step]):.2f})" for step in range(model.n_steps)] + [
-        "aggregate"
-    ]
+    assert legend == [f"step {step + 1} (eta={float(etas[step]):.2f})" for step in range(model.n_steps)] + ["aggregate"]
     negative = SampleExplanationDisplay.from_estimator(model, X, -len(X) + 7, aggregate=False)
     assert negative.aggregate_bars_ is None
     assert_allclose(_heights(negative.bars_[0]), explanation.step_masks[0, 0])
-    assert negative.ax_.get_title() == "row 7 (entmax15)"
+    assert negative.ax_.get_title() == _title(model, X, 7)
 
 
 def test_from_arrays_groups_bars_around_ticks(tick_texts):
@@ -62,7 +82,7 @@ def test_rejects_bad_index(model, data, index):
 def test_accepts_numpy_int_index(model, data):
     X, _ = data
     display = SampleExplanationDisplay.from_estimator(model, X, np.int64(-1))
-    assert display.ax_.get_title() == "row 159 (entmax15)"
+    assert display.ax_.get_title() == _title(model, X, 159)
     assert_allclose(_heights(display.aggregate_bars_), model.explain(X.iloc[[159]]).importances[0])
 
 
@@ -75,4 +95,59 @@ def test_pipeline_uses_transformed_X_and_feature_names(pipeline_case, tick_texts
     case = pipeline_case
     display = SampleExplanationDisplay.from_estimator(case.pipeline, case.X, 3)
     assert_allclose(_heights(display.bars_[1]), case.model.explain(case.transformed[[3]]).step_masks[0, 1])
-    assert tick_texts(display.ax_.get_xticklabels()) == case.names
+    values = case.transformed[3]  # the pipeline's columns: the values the model sees
+    assert tick_texts(display.ax_.get_xticklabels()) == [
+        f"{name} = {value:.4g}" for name, value in zip(case.names, values)
+    ]
+    predicted = case.pipeline.predict(case.X.iloc[[3]])[0]
+    assert display.ax_.get_title() == f"row 3 (entmax15): predicted {predicted:.4g}"
+    assert display.probability_ is None
+    grouped = SampleExplanationDisplay.from_estimator(case.pipeline, case.X, 3, groups={"ab": [0, 1], "c": [2]})
+    # neither "ab" nor "c" is a column the model sees alone under that name: "c" is a column of X
+    assert tick_texts(grouped.ax_.get_xticklabels()) == ["ab", f"c = {case.X['c'].iloc[3]:.4g}"]
+    masks = case.model.explain(case.transformed[[3]]).step_masks[0]
+    assert_allclose(_heights(grouped.bars_[0]), [masks[0, 0] + masks[0, 1], masks[0, 2]], rtol=1e-6)
+
+
+def test_values_of_a_group_named_after_a_column_of_X(model, data, tick_texts):
+    X, _ = data
+    display = SampleExplanationDisplay.from_estimator(model, X, 2, groups={"age": ["age", "height"], "w": ["weight"]})
+    row = X.iloc[2]
+    assert tick_texts(display.ax_.get_xticklabels()) == [
+        f"age = {row['age']:.4g}",
+        f"colour = {row['colour']}",
+        f"w = {row['weight']:.4g}",  # a group of one column: that column's value
+    ]
+    masks = model.explain(X.iloc[[2]]).step_masks[0]
+    assert_allclose(_heights(display.bars_[1]), [masks[1, 0] + masks[1, 2], masks[1, 1], masks[1, 3]], rtol=1e-6)
+
+
+def test_values_of_numpy_rows_and_missing_values(tiny, tick_texts):
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(80, 3))
+    X[5, 1] = np.nan
+    model = SparseTabNetRegressor(**tiny).fit(X, np.nan_to_num(X[:, 0]))
+    display = SampleExplanationDisplay.from_estimator(model, X, 5)
+    assert tick_texts(display.ax_.get_xticklabels()) == [f"x0 = {X[5, 0]:.4g}", "x1 = missing", f"x2 = {X[5, 2]:.4g}"]
+    assert display.prediction_ == pytest.approx(float(model.predict(X[[5]])[0]))
+    assert display.ax_.get_title() == f"row 5 (entmax15): predicted {model.predict(X[[5]])[0]:.4g}"
+
+
+def test_from_arrays_with_feature_values(tick_texts):
+    display = SampleExplanationDisplay(
+        np.array([[0.5, 0.5, 0.0]]), ["a", "b", "c"], feature_values=[39, None, "red"]
+    ).plot()
+    assert tick_texts(display.ax_.get_xticklabels()) == ["a = 39", "b", "c = red"]
+    with pytest.raises(ValueError, match=r"feature_values must have one value per feature \(3\), got 2"):
+        SampleExplanationDisplay(np.zeros((1, 3)), ["a", "b", "c"], feature_values=[1, 2]).plot()
+
+
+def test_several_outputs_are_listed_without_probability(tiny):
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(80, 2))
+    model = SparseTabNetRegressor(**tiny).fit(X, np.column_stack([X[:, 0], -X[:, 1]]))
+    display = SampleExplanationDisplay.from_estimator(model, X, 1)
+    first, second = model.predict(X[[1]])[0]
+    assert display.ax_.get_title() == f"row 1 (entmax15): predicted [{first:.4g}, {second:.4g}]"
+    assert display.prediction_ == pytest.approx([first, second])
+    assert display.probability_ is None
