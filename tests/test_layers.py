@@ -48,6 +48,7 @@ RANKS = {
     "sparsetab.streaming": 7,
     "sparsetab": 8,
     "sparsetab.cli": 8,
+    "sparsetab.mlflow": 8,
     "sparsetab.__main__": 9,
 }
 # Third-party packages a subpackage may import besides the standard library.
@@ -55,7 +56,7 @@ ALLOWED_THIRD_PARTY = {"sparsetab.entmax": {"torch"}, "sparsetab.network": {"tor
 # What "scikit-learn estimator machinery" means for ranks 0-2.
 ESTIMATOR_MACHINERY = ("sklearn.base", "sklearn.utils._param_validation", "sklearn.model_selection", "sklearn.pipeline")
 # Optional heavy dependencies that may be imported inside a function, so that importing sparsetab stays light.
-LAZY_IMPORTS = {"matplotlib", "onnx", "onnxruntime", "onnxscript", "dask", "ray", "pyarrow", "tqdm", "rich"}
+LAZY_IMPORTS = {"matplotlib", "onnx", "onnxruntime", "onnxscript", "dask", "ray", "pyarrow", "tqdm", "rich", "mlflow"}
 
 
 def _module_name(path):
