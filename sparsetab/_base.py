@@ -348,7 +348,11 @@ class BaseSparseTabNet(
             self._fitted = False
             raise
         self._shuffle_random_state = self.random_state if isinstance(self.random_state, numbers.Integral) else None
-        self.feature_importances_ = self._training_importances(X_train, random_state)
+        rows = self._importance_rows(X_train, random_state)
+        if incremental:  # computed on first access: a stream of partial_fit calls does not pay for it each time
+            self._feature_importances, self._pending_importance_rows = None, rows
+        else:
+            self.feature_importances_ = self._importances_of(rows)
         if tasks is not None:
             tasks.fit_end()
 

@@ -396,6 +396,7 @@ class InferenceMixin:
             (pickle such an estimator instead).
         """
         check_is_fitted(self)
+        self.feature_importances_  # noqa: B018  (computed now if partial_fit deferred it: files hold values)
         return save_estimator(self, path)
 
     def export(self, path, *, format="exported_program"):
@@ -459,11 +460,16 @@ class InferenceMixin:
             format,
         )
 
-    def _training_importances(self, X_train, random_state):
-        rows = X_train
-        if X_train.shape[0] > _IMPORTANCE_MAX_ROWS:
-            chosen = np.sort(random_state.choice(X_train.shape[0], _IMPORTANCE_MAX_ROWS, replace=False))
-            rows = X_train[torch.from_numpy(chosen).to(X_train.device)]
+    @staticmethod
+    def _importance_rows(X_train, random_state):
+        """The training rows ``feature_importances_`` averages over: all, or 10,000 drawn without replacement."""
+        if X_train.shape[0] <= _IMPORTANCE_MAX_ROWS:
+            return X_train
+        chosen = np.sort(random_state.choice(X_train.shape[0], _IMPORTANCE_MAX_ROWS, replace=False))
+        return X_train[torch.from_numpy(chosen).to(X_train.device)]
+
+    def _importances_of(self, rows):
+        """Mean aggregate importance of ``rows``, rows whose importances are all zero left out; sums to 1."""
         # Small batches: this runs inside fit, whose peak memory it would otherwise set.
         _, importances, _ = self._combine_explanations(
             *self._explain_batches(rows.split(_IMPORTANCE_BATCH_ROWS), rows.shape[0])
@@ -473,3 +479,32 @@ class InferenceMixin:
             return np.full(importances.shape[1], 1.0 / importances.shape[1])
         mean = importances[used].astype(np.float64).mean(axis=0)
         return mean / mean.sum()
+
+    @property
+    def feature_importances_(self):
+        """Mean aggregate importance of each input column over the training rows (see the class docstring).
+
+        ``fit`` computes it; after ``partial_fit`` it is computed on first access (then kept until
+        the next call), so that a stream of ``partial_fit`` calls does not pay for it each time.
+
+        Returns
+        -------
+        numpy.ndarray of shape (n_features_in_,), float64
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            If the estimator is not fitted (an AttributeError, so ``hasattr`` is False).
+        """
+        check_is_fitted(self)
+        if self.__dict__.get("_feature_importances") is None:
+            rows = self.__dict__.pop("_pending_importance_rows")
+            with torch_threads(self.n_jobs):
+                self._feature_importances = self._importances_of(rows)
+        return self._feature_importances
+
+    @feature_importances_.setter
+    def feature_importances_(self, value):
+        # Model files written before the importances were lazy store them under this name.
+        self._feature_importances = value
+        self.__dict__.pop("_pending_importance_rows", None)

@@ -22,7 +22,7 @@ __all__ = [
 # _ensemble_members holds the optimizer and shuffling states of an ensemble's members after the first.
 TORCH_STATE_KEYS = ("network_", "_optimizer_state", "_shuffle_state", "_ensemble_members")
 # Private attributes renamed since a model could be pickled: old name -> new name.
-_RENAMED_ATTRIBUTES = {"_encoder": "_tabular_encoding"}
+_RENAMED_ATTRIBUTES = {"_encoder": "_tabular_encoding", "feature_importances_": "_feature_importances"}
 
 
 # A child process made by fork() inherits torch's OpenMP thread count but not the worker threads: GNU
@@ -165,6 +165,8 @@ class TorchStatePickleMixin:
     """
 
     def __getstate__(self):
+        if "_pending_importance_rows" in self.__dict__:  # a pickle holds the importances, not the rows
+            self.feature_importances_  # noqa: B018
         state = dict(super().__getstate__())
         tensors = {key: state.pop(key) for key in TORCH_STATE_KEYS if key in state}
         if tensors:

@@ -292,7 +292,9 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
     feature_importances_ : numpy.ndarray of shape (n_features_in_,)
         Mean of the per-row aggregate importances (see :meth:`explain`) over the training
         rows, rows whose importances are all zero excluded, on a random subsample of 10,000
-        rows when there are more; sums to 1 (uniform if every row is all zero).
+        rows when there are more; sums to 1 (uniform if every row is all zero). ``fit``
+        computes it; after :meth:`partial_fit` it is computed on first access and kept until
+        the next call, so a stream of ``partial_fit`` calls does not pay for it each time.
     categories_ : dict of str -> numpy.ndarray
         For each categorical column (by name, or ``x0, x1, ...`` for input without column
         names), the categories seen at fit in code order: ``categories_[name][c]`` has
@@ -879,7 +881,9 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
     feature_importances_ : numpy.ndarray of shape (n_features_in_,)
         Mean of the per-row aggregate importances (see :meth:`explain`) over the training
         rows, rows whose importances are all zero excluded, on a random subsample of 10,000
-        rows when there are more; sums to 1 (uniform if every row is all zero).
+        rows when there are more; sums to 1 (uniform if every row is all zero). ``fit``
+        computes it; after :meth:`partial_fit` it is computed on first access and kept until
+        the next call, so a stream of ``partial_fit`` calls does not pay for it each time.
     categories_ : dict of str -> numpy.ndarray
         For each categorical column (by name, or ``x0, x1, ...`` for input without column
         names), the categories seen at fit in code order: ``categories_[name][c]`` has

@@ -452,3 +452,36 @@ def test_a_seeded_fit_is_the_same_whatever_other_threads_draw(estimator):
     drawer.join()
     for result in results:
         np.testing.assert_array_equal(result, alone)
+
+
+# ----- feature_importances_ after partial_fit ----------------------------------------------------
+def test_partial_fit_defers_the_importances_to_their_first_access(tmp_path, monkeypatch):
+    import pickle
+
+    from sparsetab import load_model
+
+    X, y = _data(200)
+    params = dict(n_d=4, n_a=4, n_steps=2, random_state=0, early_stopping=False, learning_rate_schedule="constant")
+    fitted = _quiet_fit(SparseTabNetClassifier(max_epochs=3, **params), X, y)
+    model = SparseTabNetClassifier(max_epochs=3, **params)
+    calls = []
+    original = SparseTabNetClassifier._importances_of
+    monkeypatch.setattr(
+        SparseTabNetClassifier, "_importances_of", lambda self, rows: calls.append(1) or original(self, rows)
+    )
+    for _ in range(3):
+        model.partial_fit(X, y, classes=[0, 1])
+    assert calls == []  # nothing computed by the calls themselves
+    # three partial_fit epochs are the fit of three epochs, so their importances are the same
+    np.testing.assert_allclose(model.feature_importances_, fitted.feature_importances_, rtol=1e-6)
+    np.testing.assert_allclose(model.feature_importances_.sum(), 1.0)
+    assert calls == [1]  # computed once, then kept
+    model.partial_fit(X, y)
+    restored = pickle.loads(pickle.dumps(model))  # a pickle holds the values, not the rows
+    assert "_pending_importance_rows" not in vars(restored) and len(calls) == 2
+    np.testing.assert_array_equal(restored.feature_importances_, model.feature_importances_)
+    model.partial_fit(X, y)
+    loaded = load_model(model.save_model(tmp_path / "model.sparsetab"))
+    assert len(calls) == 3
+    np.testing.assert_array_equal(loaded.feature_importances_, model.feature_importances_)
+    assert not hasattr(SparseTabNetClassifier(), "feature_importances_")  # NotFittedError is an AttributeError
