@@ -420,9 +420,6 @@ def train_network(
                     batch_weight = weight.sum()
                     loss = (loss_function(output, y.index_select(0, index)) * weight).sum() / batch_weight
                     objective = loss + config.lambda_sparse * sparsity_loss
-                    if not torch.isfinite(objective):
-                        history.diverged = True
-                        break
                     for parameter in parameters:  # what optimizer.zero_grad(set_to_none=True) does, without its hooks
                         parameter.grad = None
                     objective.backward()
@@ -431,11 +428,15 @@ def train_network(
                     if config.max_grad_norm is not None:
                         torch.nn.utils.clip_grad_norm_(optimized, config.max_grad_norm, foreach=True)
                     optimizer.step()
-                    total += float(objective.detach()) * float(batch_weight)
-                    total_weight += float(batch_weight)
+                    # Kept on the device and read once an epoch: reading a value each step would make the host
+                    # wait for the device at every step. A non-finite step poisons the sum, so the check
+                    # below also catches it (the epoch's weights are then dropped for its start's).
+                    total = total + objective.detach().double() * batch_weight.double()
+                    total_weight = total_weight + batch_weight.double()
                     observer.step_end()
+                epoch_loss = float(total / total_weight)
                 # A finite loss can still leave overflowed weights or batch norm statistics behind.
-                history.diverged = history.diverged or not _all_finite(network)
+                history.diverged = not math.isfinite(epoch_loss) or not _all_finite(network)
                 if history.diverged:
                     observer.epoch_abandoned()
                     history.stop_reason = "non_finite"
@@ -451,7 +452,6 @@ def train_network(
                     break
                 if scheduler is not None:
                     scheduler.step()
-                epoch_loss = total / total_weight
                 # The epoch is recorded only once complete, so an interrupt leaves consistent lists.
                 epoch_score = float(score_function()) if score_function is not None else None
                 history.loss_curve.append(epoch_loss)

@@ -1,3 +1,4 @@
+import itertools
 import warnings
 
 import pytest
@@ -268,7 +269,7 @@ def test_stop_reason_and_kept_epoch(make_training_config, options, observer, rea
 def test_a_non_finite_loss_reports_the_epoch_it_restored(make_training_config):
     network, X, y = _problem(40)
     recorder = _Recorder()
-    losses = iter([1.0] * 6 + [float("nan")])
+    losses = itertools.chain([1.0] * 6, itertools.repeat(float("nan")))  # the 7th step, in epoch 3, and after
 
     def loss(output, target):
         return _cross_entropy(output, target) * 0 + next(losses)

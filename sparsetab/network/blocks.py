@@ -80,6 +80,9 @@ class GhostBatchNorm(nn.Module):
         self.register_buffer("num_batches_tracked", torch.tensor(0, dtype=torch.long))
         # Statistics of training steps not yet applied to the running buffers (see flush_running_stats).
         self._pending = []
+        # num_batches_tracked mirrored on the host, so that a flush does not wait for the device to read it;
+        # None: unknown (after a state dict was loaded), read once from the buffer.
+        self._tracked_on_host = 0
         # Bound methods, not lambdas: the module must stay picklable.
         self.register_state_dict_pre_hook(self._flush_before_state_dict)
         self._register_load_state_dict_pre_hook(self._drop_pending_before_load)
@@ -89,6 +92,7 @@ class GhostBatchNorm(nn.Module):
 
     def _drop_pending_before_load(self, *args, **kwargs):
         self._pending.clear()
+        self._tracked_on_host = None
 
     def train(self, mode=True):
         """Set training mode; leaving it applies the pending running-statistics updates.
@@ -225,11 +229,15 @@ class GhostBatchNorm(nn.Module):
                 index = torch.tensor([member[0] for member in members], device=statistics.device)
                 statistics[0].index_add_(0, index, means * scale)
                 statistics[1].index_add_(0, index, variances * scale)
-        coefficients, remaining = _running_average_coefficients(int(self.num_batches_tracked) + 1, steps, self.momentum)
+        tracked = getattr(self, "_tracked_on_host", None)  # modules pickled before the mirror existed have none
+        if tracked is None:
+            tracked = int(self.num_batches_tracked)
+        coefficients, remaining = _running_average_coefficients(tracked + 1, steps, self.momentum)
         coefficients = coefficients.to(device=statistics.device, dtype=statistics.dtype)
         self.running_mean.mul_(remaining).add_(coefficients @ statistics[0])
         self.running_var.mul_(remaining).add_(coefficients @ statistics[1])
         self.num_batches_tracked += steps
+        self._tracked_on_host = tracked + steps
 
 
 @functools.lru_cache(maxsize=64)
