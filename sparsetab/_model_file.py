@@ -25,6 +25,7 @@ import decimal
 import hashlib
 import json
 import os
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -311,7 +312,11 @@ def _what_the_file_is(path):
 
 def _read(path):
     try:
-        content = torch.load(path, map_location="cpu", weights_only=True)
+        with warnings.catch_warnings():
+            # torch warns of a pickle protocol it may not support before refusing the file; the refusal
+            # below names what the file is, and torch's advice there (file an issue) is not the user's.
+            warnings.filterwarnings("ignore", message="Detected pickle protocol", category=UserWarning)
+            content = torch.load(path, map_location="cpu", weights_only=True)
     except (FileNotFoundError, IsADirectoryError, PermissionError):
         raise
     except Exception:  # a truncated archive, another format, or objects weights_only refuses

@@ -15,6 +15,7 @@ whose ``on_fit_task_end`` returns True stops training after that epoch.
 """
 
 import importlib.util
+import sys
 
 from ._training import ObserverGroup, TrainingObserver
 from ._warnings import warn
@@ -63,8 +64,9 @@ class EpochPrinter(TrainingObserver):
     Parameters
     ----------
     verbose : int
-        1: the lines; 2 or more: also a progress bar within each epoch (with ``rich``; without
-        it a UserWarning says so once and the lines are printed alone).
+        1: the lines; 2 or more: also a progress bar within each epoch, when standard output
+        is a terminal (with ``rich``; without it a UserWarning says so once and the lines are
+        printed alone).
     metric : str
         Name of the validation score (see :func:`metric_label`).
     negate : bool
@@ -76,8 +78,9 @@ class EpochPrinter(TrainingObserver):
 
     def __init__(self, verbose, metric, *, negate, early_stopping):
         self.metric, self.negate, self.early_stopping = metric, negate, early_stopping
-        self.bar_wanted = verbose >= 2 and _rich_installed()
-        if verbose >= 2 and not self.bar_wanted:
+        # A bar redraws itself in place: only on a terminal (in a log or a pipe it would leave blank lines).
+        self.bar_wanted = verbose >= 2 and _rich_installed() and _on_a_terminal()
+        if verbose >= 2 and not _rich_installed():
             warn(
                 "verbose=2 draws a progress bar within each epoch with rich, which is not installed (pip install "
                 '"sparsetab[progress]"); printing the epoch lines only.',
@@ -253,6 +256,10 @@ def epoch_tasks(estimator, X, y, sample_weight, max_epochs, *, fitted_copies=Tru
     metadata = None if sample_weight is None else {"sample_weight": sample_weight}
     context.call_on_fit_task_begin(estimator=estimator, X=X, y=y, metadata=metadata)
     return EpochTasks(estimator, context, X, y, metadata, fitted_copies=fitted_copies)
+
+
+def _on_a_terminal():
+    return sys.stdout.isatty()
 
 
 def _rich_installed():

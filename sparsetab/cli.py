@@ -97,7 +97,7 @@ def read_table(path, *, role="DATA"):
     try:
         return reader(path)
     except (ValueError, OSError, UnicodeDecodeError) as error:
-        raise UserError(f"{role} file {str(path)!r} could not be read as a table: {error}") from None
+        raise UserError(f"{role} file {str(path)!r} could not be read as a table: {error}") from error
 
 
 def _write_table(frame, path):
@@ -161,7 +161,7 @@ def _estimator(task, assignments):
     try:
         estimator._validate_params()
     except ValueError as error:
-        raise UserError(f"--set: {error}") from None
+        raise UserError(f"--set: {error}") from error
     return estimator
 
 
@@ -173,6 +173,12 @@ def _split_target(frame, target, path):
 
 def _task_of(y, task, target):
     """``--task``, or what scikit-learn's ``type_of_target`` says of the target column."""
+    if task == "regression" and not pd.api.types.is_numeric_dtype(y):
+        example = y.dropna().iloc[0] if y.notna().any() else None
+        raise UserError(
+            f"--task regression needs a numeric --target, but {target!r} holds {y.dtype} values (e.g. {example!r}); "
+            "use --task classification."
+        )
     if task is not None:
         return task
     kind = type_of_target(y.dropna().to_numpy())
@@ -200,7 +206,7 @@ def _load(path):
     try:
         return load_model(path)
     except (ValueError, OSError) as error:
-        raise UserError(str(error)) from None
+        raise UserError(str(error)) from error
 
 
 def _command_fit(arguments):
@@ -217,15 +223,22 @@ def _command_fit(arguments):
             raise UserError(f"--validation {str(arguments.validation)!r} lacks the training column(s) {missing}.")
         validation = dict(X_val=X_val[list(X.columns)], y_val=y_val)
     output = Path(arguments.output or Path(arguments.data).name.split(".")[0] + ".sparsetab")
+    if not output.parent.is_dir():  # checked before a fit that may take long, not after it
+        raise UserError(f"--output {str(output)!r}: the folder {str(output.parent)!r} does not exist.")
+    if output.suffix.lower() in (*_PARQUET_SUFFIXES, ".csv", ".gz", ".json"):
+        raise UserError(f"--output {str(output)!r} is a model file, not a table: name it e.g. {output.stem}.sparsetab.")
     started = time.perf_counter()
     try:
         estimator.fit(X, y, **validation)
     except (ValueError, TypeError) as error:
-        raise UserError(str(error)) from None
+        raise UserError(str(error)) from error
     seconds = time.perf_counter() - started
     estimator.save_model(output)
+    inferred = ""
+    if arguments.task is None and task == "classification" and pd.api.types.is_numeric_dtype(y):
+        inferred = f"; {len(estimator.classes_)} classes from a numeric column: --task regression to predict values"
     summary = [
-        f"task          {task} ({type(estimator).__name__})",
+        f"task          {task} ({type(estimator).__name__}{inferred})",
         f"rows          {X.shape[0]} training, {X.shape[1]} columns",
         f"epochs        {estimator.n_iter_} (weights of epoch {estimator.best_iteration_ + 1})"
         if estimator.best_iteration_ is not None
@@ -381,6 +394,9 @@ def _parser():
     parser.add_argument("--debug", action="store_true", help="show the full traceback of an error")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show the full traceback")
+
     def command(name, help_text):
         return commands.add_parser(
             name,
@@ -388,6 +404,7 @@ def _parser():
             description=help_text,
             epilog=_EXAMPLES[name],
             formatter_class=argparse.RawDescriptionHelpFormatter,
+            parents=[common],
         )
 
     fit = command("fit", "Fit a model on a table and write it as a model file.")
@@ -480,7 +497,9 @@ def main(argv=None):
     except Exception as error:  # one line for the user; the traceback only when asked for
         if arguments.debug:
             traceback.print_exc()
-        message = str(error) if isinstance(error, UserError) else f"{type(error).__name__}: {error}"
+        # Bad values, types and files are the user's to fix: their message alone. Anything else is a bug, named.
+        user_error = isinstance(error, (UserError, ValueError, TypeError, OSError, ImportError))
+        message = str(error) if user_error else f"{type(error).__name__}: {error}"
         print(f"sparsetab {arguments.command}: error: {message}", file=sys.stderr)
         return 1
     return 0

@@ -253,8 +253,9 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
         count is restored afterwards. Negative values count back from the cores this process
         may use, as in joblib (-1: all of them): its CPU affinity and cgroup quota, capped by
         ``OMP_NUM_THREADS`` when set (as joblib's loky workers have it), never the node's
-        count. None keeps torch's thread count, capped at those cores. Results are identical
-        at a fixed thread count and differ at the level of float rounding between counts.
+        count. None keeps torch's thread count, capped at those cores. Fits are identical at
+        a fixed thread count; between counts the float rounding differs and, over a training
+        run, gives a different model: fix ``n_jobs`` where runs must match.
     device : str or torch.device, default="cpu"
         Torch device for training and inference: ``"cpu"``, ``"cuda"``, ``"cuda:N"``,
         ``"auto"`` (``"cuda"`` when available, else ``"cpu"``) or a ``torch.device``. A device
@@ -846,8 +847,9 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
         count is restored afterwards. Negative values count back from the cores this process
         may use, as in joblib (-1: all of them): its CPU affinity and cgroup quota, capped by
         ``OMP_NUM_THREADS`` when set (as joblib's loky workers have it), never the node's
-        count. None keeps torch's thread count, capped at those cores. Results are identical
-        at a fixed thread count and differ at the level of float rounding between counts.
+        count. None keeps torch's thread count, capped at those cores. Fits are identical at
+        a fixed thread count; between counts the float rounding differs and, over a training
+        run, gives a different model: fix ``n_jobs`` where runs must match.
     device : str or torch.device, default="cpu"
         Torch device for training and inference: ``"cpu"``, ``"cuda"``, ``"cuda:N"``,
         ``"auto"`` (``"cuda"`` when available, else ``"cpu"``) or a ``torch.device``. A device

@@ -188,6 +188,12 @@ def test_regression_from_type_of_target_and_a_validation_file(tmp_path):
         (["predict", "income.sparsetab", "train.csv.gz", "--id", "who"], "--id 'who' is not a column"),
         (["predict", "missing.sparsetab", "train.csv.gz"], "MODEL file 'missing.sparsetab' does not exist."),
         (["explain", "income.sparsetab", "train.csv.gz", "--rows", "0"], "--rows must be at least 1, got 0."),
+        (
+            ["fit", "train.csv.gz", "--target", "income", "--task", "regression"],
+            "--task regression needs a numeric --target, but 'income' holds",
+        ),
+        (["fit", "train.csv.gz", "--target", "income", "--output", "no/m.sparsetab"], "the folder 'no' does not exist"),
+        (["fit", "train.csv.gz", "--target", "income", "--output", "m.parquet"], "is a model file, not a table"),
     ],
 )
 def test_user_errors_are_one_line_with_exit_code_1(fitted, arguments, message, capsys, monkeypatch):
@@ -211,6 +217,8 @@ def test_a_table_without_the_model_columns_is_named(fitted, capsys, monkeypatch)
 def test_debug_shows_the_traceback_and_usage_errors_exit_2(fitted, capsys, monkeypatch):
     monkeypatch.chdir(fitted[0])
     assert cli.main(["--debug", "info", "missing.sparsetab"]) == 1
+    assert "Traceback" in capsys.readouterr().err
+    assert cli.main(["info", "missing.sparsetab", "--debug"]) == 1  # after the subcommand too
     assert "Traceback" in capsys.readouterr().err
     with pytest.raises(SystemExit) as exit_info:
         cli.main(["fit", "train.csv.gz"])  # --target missing

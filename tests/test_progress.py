@@ -138,8 +138,9 @@ def test_verbose_2_without_rich_says_so_and_prints_the_lines(monkeypatch, capsys
     assert [bool(EPOCH_LINE.match(line)) for line in lines] == [True, True, False]
 
 
-def test_verbose_2_draws_the_bar_with_rich(capsys):
+def test_verbose_2_draws_the_bar_with_rich(capsys, monkeypatch):
     pytest.importorskip("rich")
+    monkeypatch.setattr(_progress, "_on_a_terminal", lambda: True)
     X, y = _data()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -235,3 +236,11 @@ def test_progress_bar_callback_under_grid_search_runs(capsys):
     search = GridSearchCV(estimator, {"n_steps": [1, 2]}, cv=2)
     search.set_callbacks(callback_api.ProgressBar(max_propagation_depth=None)).fit(X, y)
     assert search.best_params_["n_steps"] in (1, 2)
+
+
+def test_verbose_2_draws_no_bar_into_a_log(capsys):
+    # Standard output captured (not a terminal): the lines alone, no blank lines from a redrawn bar.
+    X, y = _data()
+    SparseTabNetClassifier(n_d=4, n_a=4, n_steps=1, max_epochs=2, verbose=2, random_state=0).fit(X, y)
+    lines = capsys.readouterr().out.splitlines()
+    assert [bool(EPOCH_LINE.match(line)) for line in lines] == [True, True, False]
