@@ -6,7 +6,10 @@ program cannot call scikit-learn, so :class:`NormalQuantileMap` recomputes that 
 transformer's ``quantiles_`` and ``references_`` with operations that ``torch.export``, the
 TorchScript tracer and the ONNX exporter all accept: no ``searchsorted`` (a fixed-length binary
 search instead) and no ``erfinv`` / ``ndtri`` (the rational approximation of
-:func:`normal_quantile` instead), which have no ONNX or onnxruntime float64 kernel.
+:func:`normal_quantile` instead), which have no ONNX or onnxruntime float64 kernel. Every
+constant that float32 cannot hold exactly is a float64 tensor, not a Python float: the ONNX
+exporter writes Python scalars as float32 constants cast to the tensor's type, and the
+rounded ``1 - 1e-7`` alone moves the top of the map from 5.199 to 5.16.
 """
 
 import math
@@ -73,9 +76,14 @@ _TAIL = (
 )
 
 
+def _constant(value, like):
+    """``value`` as a 0-d tensor of ``like``'s dtype: exported as such, not as a float32 scalar."""
+    return torch.tensor(value, dtype=like.dtype, device=like.device)
+
+
 def _rational(coefficients, r):
     # Horner's rule from the highest degree, in AS 241's order of operations.
-    a, b = coefficients
+    a, b = ([_constant(value, r) for value in row] for row in coefficients)
     numerator, denominator = a[-1] * r + a[-2], b[-1] * r + b[-2]
     for next_a, next_b in zip(reversed(a[:-2]), reversed(b[:-2])):
         numerator = numerator * r + next_a
@@ -101,12 +109,12 @@ def normal_quantile(p):
         ``x`` with ``Phi(x) = p``.
     """
     q = p - 0.5
-    central = q * _rational(_CENTRAL, 0.180625 - q * q)
+    central = q * _rational(_CENTRAL, _constant(0.180625, p) - q * q)
     # torch.where evaluates both branches: the tail is computed for every entry, and its log is
     # finite for every p in (0, 1) (the entries near 0.5 it gets are simply not selected).
     r = torch.sqrt(-torch.log(torch.minimum(p, 1.0 - p)))
-    tail = _rational(_TAIL, r - 1.6)
-    return torch.where(q.abs() <= 0.425, central, torch.where(q < 0, -tail, tail))
+    tail = _rational(_TAIL, r - _constant(1.6, p))
+    return torch.where(q.abs() <= _constant(0.425, p), central, torch.where(q < 0, -tail, tail))
 
 
 class NormalQuantileMap(nn.Module):
@@ -202,7 +210,9 @@ class NormalQuantileMap(nn.Module):
             self._interpolate(values, self.up_x, self.up_y) - self._interpolate(-values, self.down_x, self.down_y)
         )
         # Outside the inner range the interpolation may divide by a zero-width segment: the bounds replace it.
-        probability = torch.where(values + BOUNDS_THRESHOLD > self.last, 1.0, probability)
-        probability = torch.where(values - BOUNDS_THRESHOLD < self.first, 0.0, probability)
-        probability = torch.clamp(probability, min=_PROBABILITY_FLOOR, max=1.0 - _PROBABILITY_FLOOR)
+        threshold = _constant(BOUNDS_THRESHOLD, values)
+        probability = torch.where(values + threshold > self.last, 1.0, probability)
+        probability = torch.where(values - threshold < self.first, 0.0, probability)
+        floor = _constant(_PROBABILITY_FLOOR, values)
+        probability = torch.clamp(probability, min=floor, max=_constant(1.0 - _PROBABILITY_FLOOR, values))
         return torch.where(torch.isnan(values), values, normal_quantile(probability))
