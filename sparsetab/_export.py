@@ -1,4 +1,4 @@
-"""Write a fitted estimator's network as a self-contained torch program (torch.export or TorchScript)."""
+"""Write a fitted estimator's network as a self-contained serving program (torch.export, ONNX or TorchScript)."""
 
 import json
 import os
@@ -9,14 +9,23 @@ import sklearn
 import torch
 
 from ._files import atomic_write
+from ._onnx import require_onnx, save_onnx
 from ._version import __version__
+from ._warnings import warn
 from .network import ensemble_members
 from .network.serving import ServingTabNet
 
-__all__ = ["EXPORT_FORMATS", "METADATA_FILE", "export_network"]
+__all__ = ["EXPORT_FORMATS", "METADATA_FILE", "ONNX_INPUTS", "ONNX_OUTPUTS", "export_network"]
 
-EXPORT_FORMATS = ("exported_program", "torchscript")
+EXPORT_FORMATS = ("exported_program", "onnx", "torchscript")
 METADATA_FILE = "sparsetab.json"
+# The names of the ONNX graph's inputs and outputs: those of ServingTabNet.forward and of its results.
+ONNX_INPUTS = ("numeric", "codes")
+ONNX_OUTPUTS = ("prediction", "step_masks")
+_TORCHSCRIPT_RETIRED = (
+    "format='torchscript' is deprecated and will be removed in the next release: torch deprecates "
+    "torch.jit.trace and torch.jit.save. Use format='exported_program' (torch.export) or format='onnx'."
+)
 
 
 def _json_value(value):
@@ -56,6 +65,7 @@ def _metadata(estimator_name, tabular_encoding, names, numeric_columns, categori
                 "dtype": "float64",
                 "columns": [str(names[j]) for j in numeric_columns],
                 "clipped_to_training_range": bool(tabular_encoding.clip_),
+                "transform": tabular_encoding.numerical_transform,
             },
             "codes": {
                 "dtype": "int64",
@@ -77,8 +87,8 @@ def export_network(network, tabular_encoding, names, output, estimator_name, pat
         A trained network; the program of an ensemble returns the mean of its members'
         predictions and step masks.
     tabular_encoding : TabularEncoding
-        The fitted tabular encoding of its inputs (column types, categories, clipping,
-        standardisation).
+        The fitted tabular encoding of its inputs (column types, categories, clipping, numeric
+        transform: standardisation or quantile map).
     names : numpy.ndarray of shape (n_features,)
         The column names, recorded in the metadata.
     output : dict
@@ -89,8 +99,9 @@ def export_network(network, tabular_encoding, names, output, estimator_name, pat
         Class name of the estimator, recorded in the metadata.
     path : str or os.PathLike
         Destination file.
-    export_format : {"exported_program", "torchscript"}
-        ``torch.export.save`` of a program with a dynamic batch dimension, or
+    export_format : {"exported_program", "onnx", "torchscript"}
+        ``torch.export.save`` of a program with a dynamic batch dimension, that program
+        converted to ONNX (metadata in the model's ``metadata_props``), or (deprecated)
         ``torch.jit.save`` of a ``torch.jit.trace``.
 
     Returns
@@ -101,18 +112,22 @@ def export_network(network, tabular_encoding, names, output, estimator_name, pat
     Raises
     ------
     ValueError
-        If ``export_format`` is not one of :data:`EXPORT_FORMATS`, or the tabular encoding
-        uses ``numerical_transform="quantile"``, which the serving program does not implement.
+        If ``export_format`` is not one of :data:`EXPORT_FORMATS`.
+    ImportError
+        If ``export_format="onnx"`` and ``onnx`` or ``onnxscript`` is missing; the message
+        names the extra ``sparsetab[onnx]``.
+
+    Warns
+    -----
+    FutureWarning
+        For ``export_format="torchscript"``, which is deprecated.
     """
     if export_format not in EXPORT_FORMATS:
         raise ValueError(f"format must be one of {EXPORT_FORMATS}, got {export_format!r}.")
-    if tabular_encoding.numerical_transform != "standard":
-        # A program without the quantile map would answer differently from predict: refuse rather than differ.
-        raise ValueError(
-            f"export supports numerical_transform='standard' only; this model uses "
-            f"numerical_transform={tabular_encoding.numerical_transform!r}. Refit with "
-            "numerical_transform='standard' to export, or serve the estimator itself (save_model / pickle)."
-        )
+    if export_format == "onnx":
+        require_onnx()  # before the export's work, and before any file is touched
+    elif export_format == "torchscript":
+        warn(_TORCHSCRIPT_RETIRED, FutureWarning)
     clipped = tabular_encoding.clip_
     numeric_columns = np.flatnonzero(~tabular_encoding.is_categorical_).tolist()
     categorical_columns = np.flatnonzero(tabular_encoding.is_categorical_).tolist()
@@ -128,6 +143,7 @@ def export_network(network, tabular_encoding, names, output, estimator_name, pat
         softmax_blocks=output.get("softmax_blocks"),
         lower=tabular_encoding.data_min_[numeric_columns] if clipped else None,
         upper=tabular_encoding.data_max_[numeric_columns] if clipped else None,
+        **_numeric_transform(tabular_encoding, numeric_columns),
     )
     # Two example rows: torch.export specialises batch sizes 0 and 1.
     example = (
@@ -147,16 +163,46 @@ def export_network(network, tabular_encoding, names, output, estimator_name, pat
     )
     path = os.fspath(path)
     # torch.export.save insists on the .pt2 suffix; the rename gives the file its final name.
-    with atomic_write(path, ".tmp.pt2") as temporary:
-        if export_format == "exported_program":
+    with atomic_write(path, ".tmp.onnx" if export_format == "onnx" else ".tmp.pt2") as temporary:
+        if export_format == "torchscript":
+            _save_torchscript(serving, example, temporary, metadata)
+        else:
             batch = torch.export.Dim("batch")
             program = torch.export.export(serving, example, dynamic_shapes=({0: batch}, {0: batch}))
-            torch.export.save(program, temporary, extra_files={METADATA_FILE: metadata})
-        else:
-            with warnings.catch_warnings():
-                # The tracer flags Python conditions on tensor sizes; they only concern the
-                # column dimension, fixed at fit, and tests check other batch sizes.
-                warnings.simplefilter("ignore", torch.jit.TracerWarning)
-                traced = torch.jit.trace(serving, example, check_trace=False)
-            torch.jit.save(traced, temporary, _extra_files={METADATA_FILE: metadata})
+            if export_format == "exported_program":
+                torch.export.save(program, temporary, extra_files={METADATA_FILE: metadata})
+            else:
+                save_onnx(program, temporary, ONNX_INPUTS, ONNX_OUTPUTS, {METADATA_FILE: metadata})
     return path
+
+
+def _numeric_transform(tabular_encoding, numeric_columns):
+    """The ``flat``, ``quantiles`` and ``references`` arguments of ServingTabNet, as TabularEncoding encodes."""
+    flat = tabular_encoding.flat_
+    if tabular_encoding.numerical_transform == "standard" or not tabular_encoding.clip_:
+        # The standardisation zeroes flat columns only under the flat rule (and with clipping).
+        return {"flat": None if flat is None or not tabular_encoding.clip_ else flat[numeric_columns]}
+    if flat is None:  # restored from before the flat rule: only exactly constant columns are flat
+        flat = tabular_encoding.data_min_ >= tabular_encoding.data_max_
+    flat = np.asarray(flat[numeric_columns], dtype=bool)
+    transformer = tabular_encoding.quantile_transformer_
+    if transformer is None:  # every numeric column is flat: all encode as 0
+        return {"flat": flat}
+    references = np.asarray(transformer.references_, dtype=np.float64)
+    # The transformer maps the columns not flat at fit; a flat column gets a placeholder column
+    # (any non-decreasing values), since ServingTabNet zeroes flat columns after the map.
+    quantiles = np.repeat(references[:, None], len(numeric_columns), axis=1)
+    quantiles[:, ~flat] = transformer.quantiles_
+    return {"flat": flat, "quantiles": quantiles, "references": references}
+
+
+def _save_torchscript(serving, example, path, metadata):
+    with warnings.catch_warnings():
+        # The tracer flags Python conditions on tensor sizes; they only concern the
+        # column dimension, fixed at fit, and tests check other batch sizes.
+        warnings.simplefilter("ignore", torch.jit.TracerWarning)
+        # torch 2.13 deprecates torch.jit.trace and torch.jit.save; the FutureWarning of
+        # export_network already says so, with what to use instead, at the user's line.
+        warnings.filterwarnings("ignore", r"`torch\.jit\.(trace|trace_method|save)` is deprecated", DeprecationWarning)
+        traced = torch.jit.trace(serving, example, check_trace=False)
+        torch.jit.save(traced, path, _extra_files={METADATA_FILE: metadata})

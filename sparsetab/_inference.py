@@ -362,7 +362,12 @@ class InferenceMixin:
             If ``X`` does not have the columns seen at fit or a numeric column holds infinities.
         """
         check_is_fitted(self)
-        return self._tabular_encoding.split(self._validate_X(X, reset=False))
+        numeric, codes = self._tabular_encoding.split(self._validate_X(X, reset=False))
+        # Under pandas' copy-on-write the numeric block can be a read-only view of the caller's frame,
+        # which torch.from_numpy warns about: the caller gets an array of its own.
+        if not numeric.flags.writeable:
+            numeric = numeric.copy()
+        return numeric, codes
 
     def save_model(self, path):
         """Write the fitted estimator to one safe, versioned file; read it back with :func:`sparsetab.load_model`.
@@ -400,38 +405,48 @@ class InferenceMixin:
         return save_estimator(self, path)
 
     def export(self, path, *, format="exported_program"):
-        """Write the fitted network as a torch program that runs without scikit-learn.
+        """Write the fitted network as a serving program that runs without scikit-learn.
 
         The program takes ``(numeric, codes)`` as returned by :meth:`transform_inputs`
-        (float64 and int64 tensors, any number of rows) and returns ``(prediction,
+        (float64 and int64 arrays, any number of rows) and returns ``(prediction,
         step_masks)``: class probabilities of shape (n_samples, n_classes) in the order of
         ``classes_`` (classifier; for a label indicator matrix one sigmoid probability per
         label, for multiclass-multioutput the blocks of :meth:`predict_proba` side by side,
         block widths in the metadata's ``softmax_blocks``) or predictions of shape
         (n_samples, n_outputs) in the target's units (regressor), both float64, and the step
-        masks of :meth:`explain`, float32 of shape (n_samples, n_steps, n_features_in_). For an
-        ensemble (``n_ensemble > 1``) the program runs every member and returns the mean of
-        their probabilities or predictions and of their step masks, as the estimator does
-        (the metadata's ``outputs`` then says so under ``ensemble``). It runs in evaluation
-        mode and
-        uses the entmax maps' exportable path (sort-based closed forms, a fixed number of
-        root-finding iterations), so its outputs equal :meth:`predict_proba` /
+        masks of :meth:`explain`, float32 of shape (n_samples, n_steps, n_features_in_). It
+        clips the numeric columns to the training range and applies the model's
+        ``numerical_transform`` (the standardisation, or scikit-learn's normal-output quantile
+        map) itself. For an ensemble (``n_ensemble > 1``) the program runs every member and
+        returns the mean of their probabilities or predictions and of their step masks, as the
+        estimator does (the metadata's ``outputs`` then says so under ``ensemble``). It runs in
+        evaluation mode and uses the entmax maps' exportable path (sort-based closed forms, a
+        fixed number of root-finding iterations), so its outputs equal :meth:`predict_proba` /
         :meth:`predict` and :meth:`explain` up to float32 rounding. The file also holds JSON
         metadata, ``sparsetab.json``: versions, column names, categories and the outputs'
         meaning, so a server can encode raw rows itself.
 
-        Load it with ``torch.export.load(path).module()`` (``"exported_program"``) or
-        ``torch.jit.load(path)`` (``"torchscript"``); read the metadata with
-        ``extra_files={"sparsetab.json": ""}`` / ``_extra_files={"sparsetab.json": ""}``.
+        Load it with ``torch.export.load(path).module()`` (``"exported_program"``; read the
+        metadata with ``extra_files={"sparsetab.json": ""}``), or with
+        ``onnxruntime.InferenceSession(path)`` (``"onnx"``: inputs ``"numeric"`` (float64,
+        shape ("batch", n_numeric)) and ``"codes"`` (int64, shape ("batch", n_categorical)),
+        outputs ``"prediction"`` and ``"step_masks"``; the metadata is the model's
+        ``metadata_props`` entry ``"sparsetab.json"``, e.g.
+        ``session.get_modelmeta().custom_metadata_map["sparsetab.json"]``).
 
         Parameters
         ----------
         path : str or os.PathLike
             File to write (replaced atomically if it exists; ``.pt2`` is the usual suffix for
-            ``torch.export``, ``.pt`` for TorchScript).
-        format : {"exported_program", "torchscript"}, default="exported_program"
-            ``torch.export.export`` with a dynamic batch dimension, saved with
-            ``torch.export.save``; or ``torch.jit.trace`` saved with ``torch.jit.save``.
+            ``torch.export``, ``.onnx`` for ONNX, ``.pt`` for TorchScript).
+        format : {"exported_program", "onnx", "torchscript"}, default="exported_program"
+            ``"exported_program"``: ``torch.export.export`` with a dynamic batch dimension,
+            saved with ``torch.export.save``. ``"onnx"``: that program converted by torch's
+            ONNX exporter (``torch.onnx.export(..., dynamo=True)``, its default opset), one
+            self-contained file with a dynamic ``"batch"`` dimension; needs the extra
+            ``pip install "sparsetab[onnx]"``. ``"torchscript"`` (deprecated, removed in the
+            next release, since torch deprecates ``torch.jit``): ``torch.jit.trace`` saved with
+            ``torch.jit.save``, loaded with ``torch.jit.load(path, _extra_files=...)``.
 
         Returns
         -------
@@ -443,9 +458,15 @@ class InferenceMixin:
         sklearn.exceptions.NotFittedError
             If the estimator is not fitted.
         ValueError
-            If ``format`` is not one of the accepted values, or the model was fitted with
-            ``numerical_transform="quantile"`` (the program implements the clipping and the
-            standardisation of ``"standard"`` only).
+            If ``format`` is not one of the accepted values.
+        ImportError
+            If ``format="onnx"`` and ``onnx`` or ``onnxscript`` cannot be imported; the message
+            names the extra that installs them, ``sparsetab[onnx]``.
+
+        Warns
+        -----
+        FutureWarning
+            If ``format="torchscript"``: use ``"exported_program"`` or ``"onnx"`` instead.
         """
         check_is_fitted(self)
         if format not in EXPORT_FORMATS:

@@ -24,12 +24,22 @@ def classifier(fast_params, make_classification_frame):
         ).fit(X, y)
 
 
+def _export(model, path, export_format="exported_program"):
+    """``model.export``; the deprecated TorchScript format must say so with a FutureWarning."""
+    if export_format != "torchscript":
+        return model.export(path, format=export_format)
+    with pytest.warns(FutureWarning, match="format='torchscript' is deprecated.*'exported_program'.*'onnx'"):
+        return model.export(path, format=export_format)
+
+
 def _load(path, export_format):
     extra = {"sparsetab.json": ""}
     if export_format == "exported_program":
         module = torch.export.load(path, extra_files=extra).module()
     else:
-        module = torch.jit.load(path, _extra_files=extra)
+        with warnings.catch_warnings():  # torch 2.13 deprecates torch.jit.load itself
+            warnings.filterwarnings("ignore", "`torch.jit.load` is deprecated", DeprecationWarning)
+            module = torch.jit.load(path, _extra_files=extra)
     return module, json.loads(extra["sparsetab.json"])
 
 
@@ -40,6 +50,10 @@ def test_transform_inputs_gives_raw_numeric_columns_and_category_codes(classifie
     numeric, codes = classifier.transform_inputs(X)
     assert numeric.dtype == np.float64 and codes.dtype == np.int64
     np.testing.assert_array_equal(numeric, [[30.0, 1e4], [41.5, 2e4]])
+    # Arrays of their own (torch.from_numpy warns on read-only views of the frame): writing leaves X alone.
+    assert numeric.flags.writeable and codes.flags.writeable
+    numeric[0, 0] = -1.0
+    assert X.loc[0, "age"] == 30.0
     # categories sorted at fit: Lima, Oslo, Paris -> codes 1, 2, 3; unseen "Rome" and a missing plan -> 0
     np.testing.assert_array_equal(codes, [[2, 2], [0, 0]])
 
@@ -48,7 +62,7 @@ def test_transform_inputs_gives_raw_numeric_columns_and_category_codes(classifie
 def test_exported_classifier_predicts_and_explains_like_the_estimator(
     classifier, export_format, tmp_path, make_classification_frame
 ):
-    path = classifier.export(tmp_path / "model.pt2", format=export_format)
+    path = _export(classifier, tmp_path / "model.pt2", export_format)
     assert [p.name for p in tmp_path.iterdir()] == ["model.pt2"]  # no temporary file left behind
     module, metadata = _load(path, export_format)
     for n_rows in (1, 7, 100):  # batch sizes other than the two-row example it was traced with
@@ -87,15 +101,17 @@ def test_exported_regressor_predicts_in_target_units_without_categorical_columns
 def test_export_leaves_the_estimator_unchanged(classifier, tmp_path, make_classification_frame):
     X, _ = make_classification_frame(20, seed=5)
     before = classifier.predict_proba(X)
-    classifier.export(tmp_path / "model.pt", format="torchscript")
+    _export(classifier, tmp_path / "model.pt", "torchscript")
     assert not any(attentive.exportable for attentive in classifier.network_.attentive_transformers)
     assert all(parameter.requires_grad for parameter in classifier.network_.parameters())
     np.testing.assert_array_equal(classifier.predict_proba(X), before)
 
 
 def test_export_errors(classifier, tmp_path):
-    with pytest.raises(ValueError, match="format must be one of \\('exported_program', 'torchscript'\\), got 'onnx'"):
-        classifier.export(tmp_path / "model.onnx", format="onnx")
+    accepted = "\\('exported_program', 'onnx', 'torchscript'\\)"
+    with pytest.raises(ValueError, match=f"format must be one of {accepted}, got 'onnxx'"):
+        classifier.export(tmp_path / "model.onnx", format="onnxx")
+    assert not list(tmp_path.iterdir())
     with pytest.raises(NotFittedError):
         SparseTabNetClassifier().export(tmp_path / "model.pt2")
     with pytest.raises(NotFittedError):
@@ -119,7 +135,7 @@ def test_exported_multilabel_classifier_gives_one_sigmoid_per_label(
     X, _ = make_classification_frame(120)
     y = np.column_stack([X["city"] == "Oslo", X["age"] > 50, X["plan"] == "gold"]).astype(int)
     model = SparseTabNetClassifier(max_epochs=2, **fast_params).fit(X, y)
-    module, metadata = _load(model.export(tmp_path / "multilabel.pt2", format=export_format), export_format)
+    module, metadata = _load(_export(model, tmp_path / "multilabel.pt2", export_format), export_format)
     for n_rows in (1, 9):
         X_new, _ = make_classification_frame(n_rows, seed=n_rows + 10)
         numeric, codes = model.transform_inputs(X_new)
@@ -138,7 +154,7 @@ def test_exported_multioutput_classifier_gives_one_softmax_block_per_column(
     X, y = make_classification_frame(120)
     Y = np.column_stack([y, np.where(X["age"] > 50, "old", np.where(X["age"] > 35, "mid", "young"))])
     model = SparseTabNetClassifier(max_epochs=2, **fast_params).fit(X, Y)
-    module, metadata = _load(model.export(tmp_path / "multioutput.pt2", format=export_format), export_format)
+    module, metadata = _load(_export(model, tmp_path / "multioutput.pt2", export_format), export_format)
     X_new, _ = make_classification_frame(11, seed=3)
     numeric, codes = model.transform_inputs(X_new)
     prediction, _ = module(torch.from_numpy(numeric), torch.from_numpy(codes))
@@ -167,7 +183,7 @@ def test_exported_program_clips_numeric_inputs_to_the_training_range(tmp_path, f
     X = rng.normal(size=(100, 3))
     X[::6, 1] = np.nan
     model = SparseTabNetRegressor(max_epochs=2, **fast_params).fit(X, X[:, 0])
-    module, metadata = _load(model.export(tmp_path / "model.pt2", format=export_format), export_format)
+    module, metadata = _load(_export(model, tmp_path / "model.pt2", export_format), export_format)
     assert metadata["inputs"]["numeric"]["clipped_to_training_range"] is True
     far = X[:8] * np.array([1e4, -1e4, 1.0])
     numeric, codes = model.transform_inputs(far)
@@ -176,9 +192,18 @@ def test_exported_program_clips_numeric_inputs_to_the_training_range(tmp_path, f
     np.testing.assert_allclose(prediction.numpy()[:, 0], model.predict(far), rtol=1e-5, atol=1e-5)
 
 
-def test_quantile_models_are_not_exported(tmp_path, fast_params):
-    X = np.random.default_rng(0).normal(size=(60, 2))
-    model = SparseTabNetRegressor(numerical_transform="quantile", max_epochs=1, **fast_params).fit(X, X[:, 0])
-    with pytest.raises(ValueError, match=r"numerical_transform='standard' only; this model uses .*'quantile'"):
-        model.export(tmp_path / "model.pt2")
-    assert not list(tmp_path.iterdir())
+@pytest.mark.parametrize("export_format", ["exported_program", "torchscript"])
+def test_quantile_models_export_the_quantile_map(tmp_path, fast_params, export_format):
+    rng = np.random.default_rng(0)
+    # Repeated quantiles in column 1; column 2 is flat but not constant (it has missing values), so it is
+    # not masked and the program must encode it as 0 like the estimator.
+    X = np.column_stack([rng.normal(size=90), rng.integers(0, 3, 90), np.full(90, 7.0)])
+    X[::9, 0] = X[::5, 2] = np.nan
+    model = SparseTabNetRegressor(numerical_transform="quantile", max_epochs=1, **fast_params).fit(X, X[:, 1])
+    module, metadata = _load(_export(model, tmp_path / "model.pt2", export_format), export_format)
+    assert metadata["inputs"]["numeric"]["transform"] == "quantile"
+    new = np.column_stack([rng.normal(size=13) * 1.5, rng.integers(0, 3, 13), np.full(13, 7.0)])
+    new[0, 0] = new[1, 2] = np.nan
+    numeric, codes = model.transform_inputs(new)
+    prediction, _ = module(torch.from_numpy(numeric), torch.from_numpy(codes))
+    np.testing.assert_allclose(prediction.numpy()[:, 0], model.predict(new), rtol=1e-5, atol=1e-5)

@@ -214,7 +214,8 @@ class EntmaxEvaluator:
         dim, eps, mode = self.dim, self.eps, self.mode
         n = None
         if mode == "log":
-            u = self.clamp(torch.sub(self.ez, c * eps, out=self._b), min=-1, max=_BIG)
+            # Both bounds floats: ONNX decomposition cannot lower a clamp with an int and a float bound.
+            u = self.clamp(torch.sub(self.ez, c * eps, out=self._b), min=-1.0, max=_BIG)
             live = torch.add(u, 1, out=self._g).sign_()
             if self.need_counts:
                 n = live.sum(dim, keepdim=True)
@@ -365,7 +366,8 @@ def solve_entmax(ez, eps, inv_eps, big, dim, n_iter, early_exit, buffers=True):
             # alpha > 2: Newton only from the right end of a bracket whose
             # support is already fixed (G concave there); bisect otherwise.
             fixed = ((n_lo == n_hi) & ~left) | (step == 0)
-            newton = newton & (torch.where(big, fixed, torch.ones_like(fixed)) if tensor_big else fixed)
+            # fixed | ~big is where(big, fixed, True) without a boolean-valued where, which onnxruntime lacks.
+            newton = newton & ((fixed | ~big) if tensor_big else fixed)
         if not early_exit:
             # Fixed iteration count (export path, vmap): no stopping test; a
             # solved row's further steps are rounding noise inside its bracket.

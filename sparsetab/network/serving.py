@@ -4,7 +4,8 @@ The estimators feed the network one float matrix whose numeric columns are stand
 whose categorical columns hold category codes as floats. A served model should take what a
 client can build without scikit-learn or pandas, so :class:`ServingTabNet` takes the numeric
 columns as they are (float64) and the category codes as int64, and does the clipping to the
-training range, the standardisation, the column interleaving and the output transform itself.
+training range, the numeric transform (standardisation, or the normal-output quantile map of
+:mod:`~sparsetab.network.quantile`), the column interleaving and the output transform itself.
 For a :class:`~sparsetab.network.TabNetEnsemble` it runs every member and returns the mean of the
 members' predictions (class or label probabilities, or regression values) and of their step masks.
 """
@@ -15,6 +16,7 @@ import torch
 from torch import nn
 
 from .ensemble import TabNetEnsemble, ensemble_members
+from .quantile import NormalQuantileMap
 
 __all__ = ["ServingTabNet", "OUTPUT_TRANSFORMS"]
 
@@ -22,7 +24,7 @@ OUTPUT_TRANSFORMS = ("softmax", "sigmoid", "affine")
 
 
 class ServingTabNet(nn.Module):
-    """Wrap a fitted :class:`~sparsetab.network.TabNet` for ``torch.export`` and TorchScript.
+    """Wrap a fitted :class:`~sparsetab.network.TabNet` for ``torch.export``, TorchScript and ONNX.
 
     The wrapped network is a deep copy in evaluation mode, without gradients, whose attentive
     transformers use the exportable (``training=False``) entmax path; the original network is
@@ -40,7 +42,8 @@ class ServingTabNet(nn.Module):
     categorical_columns : list of int
         Positions of the categorical columns (in the order of the ``codes`` argument).
     center, scale : array-like of shape (n_numeric,), float64
-        Standardisation of the numeric columns: the network sees ``(numeric - center) / scale``.
+        Standardisation of the numeric columns: the network sees ``(numeric - center) / scale``
+        (unused where ``quantiles`` is given).
     output_transform : {"softmax", "sigmoid", "affine"}
         ``"softmax"``: class probabilities from the logits (per block, see ``softmax_blocks``);
         ``"sigmoid"``: one independent probability per output (multilabel classification);
@@ -55,14 +58,25 @@ class ServingTabNet(nn.Module):
         The training range of the numeric columns: each is clipped to ``[lower, upper]``
         before the standardisation (missing values stay NaN). None: no clipping (a model
         saved before clipping existed).
+    flat : array-like of shape (n_numeric,), bool, default=None
+        The numeric columns flat at fit, whose present values the network sees as 0 (missing
+        values stay NaN). None: none (a model saved before the flat rule existed).
+    quantiles : array-like of shape (n_quantiles, n_numeric), float64, default=None
+        With ``references``: the network sees the normal-output quantile map of the (clipped)
+        numeric columns (:class:`~sparsetab.network.quantile.NormalQuantileMap`) instead of
+        their standardisation. The columns marked ``flat`` are not mapped; their quantiles only
+        have to be non-decreasing.
+    references : array-like of shape (n_quantiles,), float64, default=None
+        The probabilities of the quantiles, from 0 to 1.
 
     Raises
     ------
     ValueError
         If ``output_transform`` is unknown, the column positions do not cover the network's
         input columns exactly once, ``"affine"`` is asked without the target statistics,
-        ``softmax_blocks`` are not positive widths summing to the network's output size, or
-        only one of ``lower`` and ``upper`` is given.
+        ``softmax_blocks`` are not positive widths summing to the network's output size,
+        only one of ``lower`` and ``upper`` (or of ``quantiles`` and ``references``) is given,
+        or the quantiles are not valid for :class:`~sparsetab.network.quantile.NormalQuantileMap`.
     """
 
     def __init__(
@@ -78,6 +92,9 @@ class ServingTabNet(nn.Module):
         softmax_blocks=None,
         lower=None,
         upper=None,
+        flat=None,
+        quantiles=None,
+        references=None,
     ):
         super().__init__()
         if output_transform not in OUTPUT_TRANSFORMS:
@@ -93,6 +110,8 @@ class ServingTabNet(nn.Module):
             )
         if (lower is None) != (upper is None):
             raise ValueError("lower and upper (the training range of the numeric columns) must be given together.")
+        if (quantiles is None) != (references is None):
+            raise ValueError("quantiles and references (the fitted quantile map) must be given together.")
         if output_transform == "affine" and (target_mean is None or target_scale is None):
             raise ValueError("output_transform='affine' needs target_mean and target_scale.")
         output_dim = first_member.head.out_features
@@ -124,6 +143,9 @@ class ServingTabNet(nn.Module):
         clipped = has_numeric and lower is not None
         self.register_buffer("lower", torch.as_tensor(lower, **float64).reshape(-1) if clipped else None)
         self.register_buffer("upper", torch.as_tensor(upper, **float64).reshape(-1) if clipped else None)
+        flat = None if flat is None or not has_numeric else torch.as_tensor(flat, dtype=torch.bool).reshape(-1)
+        self.register_buffer("flat", flat if flat is not None and bool(flat.any()) else None)
+        self.quantile_map = NormalQuantileMap(quantiles, references) if quantiles is not None and has_numeric else None
         if output_transform == "affine":
             self.register_buffer("target_mean", torch.as_tensor(target_mean, **float64).reshape(-1))
             self.register_buffer("target_scale", torch.as_tensor(target_scale, **float64).reshape(-1))
@@ -151,9 +173,13 @@ class ServingTabNet(nn.Module):
         """
         if self.lower is not None:  # torch.clamp keeps NaN: missing values stay missing
             numeric = torch.clamp(numeric, min=self.lower, max=self.upper)
-        standardised = numeric if self.center is None else (numeric - self.center) / self.scale
-        standardised = standardised.to(torch.float32)
-        x = torch.cat([standardised, codes.to(torch.float32)], dim=1).index_select(1, self.position)
+        if self.quantile_map is not None:
+            values = self.quantile_map(numeric)
+        else:
+            values = numeric if self.center is None else (numeric - self.center) / self.scale
+        if self.flat is not None:
+            values = torch.where(self.flat & ~torch.isnan(values), 0.0, values)
+        x = torch.cat([values.to(torch.float32), codes.to(torch.float32)], dim=1).index_select(1, self.position)
         if not isinstance(self.network, TabNetEnsemble):
             return self._predict(self.network, x)
         predictions, step_masks = zip(*(self._predict(member, x) for member in self.network.members))

@@ -674,3 +674,35 @@ def test_bad_dim_and_module_alpha():
         entmax_bisect(torch.zeros(2, 3), dim=-3)
     with pytest.raises(ValueError, match="alpha"):
         EntmaxBisect(alpha=0.0)
+
+
+class AlphaEntmaxMaps(torch.nn.Module):
+    """alpha-entmax with a float and with a tensor alpha (what entmax_mode="adaptive" runs), side by side."""
+
+    def __init__(self, n_iter):
+        super().__init__()
+        alpha = torch.nn.Parameter(torch.tensor(1.3))
+        self.maps = torch.nn.ModuleList(
+            [EntmaxBisect(alpha=0.6, n_iter=n_iter), EntmaxBisect(alpha=alpha, n_iter=n_iter)]
+        )
+
+    def forward(self, X):
+        return torch.stack([m(X) for m in self.maps])
+
+
+# torch's exporter deep-copies its program's pytree specs, which trips torch's own LeafSpec deprecation.
+@pytest.mark.filterwarnings("ignore:`isinstance\\(treespec, LeafSpec\\)` is deprecated:FutureWarning")
+def test_onnx_export_runs_in_onnxruntime_with_other_values_and_batch_sizes(tmp_path):
+    # The tensor alpha once failed to convert (an int clamp bound, a boolean torch.where); the other
+    # root-finding maps share its solver.
+    ort = pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnxscript")
+    module = AlphaEntmaxMaps(n_iter=8).eval()
+    example = seeded(4, 10, seed=16, dtype=torch.float32)
+    program = torch.onnx.export(
+        module, (example,), dynamic_shapes={"X": {0: torch.export.Dim("batch", min=3)}}, dynamo=True, verbose=False
+    )
+    program.save(str(tmp_path / "m.onnx"), external_data=False)
+    session = ort.InferenceSession(str(tmp_path / "m.onnx"), providers=["CPUExecutionProvider"])
+    name = session.get_inputs()[0].name
+    _check_exported(lambda X: torch.from_numpy(session.run(None, {name: X.numpy()})[0]), module)
