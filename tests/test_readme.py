@@ -25,7 +25,7 @@ def test_ci_runs_the_readme_test_command_verbatim():
 
 def _serving_snippets():
     readme = (ROOT / "README.md").read_text()
-    section = readme.split("### Serving without scikit-learn", 1)[1].split("\n## ", 1)[0]
+    section = re.split(r"\n##+ ", readme.split("### Serving without scikit-learn", 1)[1], maxsplit=1)[0]
     return re.findall(r"```python\n(.*?)```", section, flags=re.DOTALL)
 
 
