@@ -103,7 +103,8 @@ def main():
     import onnxruntime  # the extra "onnx"; imported here so that --help works without it
 
     torch.set_num_threads(args.threads)
-    X_train, X_test, y_train, _ = load_adult(return_X_y=True)
+    X_train, y_train = load_adult(subset="train", return_X_y=True)
+    X_test, _ = load_adult(subset="test", return_X_y=True)
     if args.rows is not None:
         X_test = X_test.head(args.rows)
     model = SparseTabNetClassifier(max_epochs=args.max_epochs, random_state=args.random_state)

@@ -93,7 +93,8 @@ def plot_figures(pipeline, X, output_dir, *, top_k=16):
 
 
 def main(output_dir):
-    X_train, X_test, y_train, y_test = load_adult(return_X_y=True)
+    X_train, y_train = load_adult(subset="train", return_X_y=True)
+    X_test, y_test = load_adult(subset="test", return_X_y=True)
     X_train = X_train.sample(n=N_TRAIN_ROWS, random_state=0)
     y_train = y_train.loc[X_train.index]
     pipeline = one_hot_pipeline(
