@@ -422,17 +422,19 @@ def _parser():
     fit.add_argument("--validation", metavar="DATA", help="validation table with the same columns (early stopping)")
     fit.add_argument("--output", metavar="MODEL", help="model file to write (default: DATA's name + .sparsetab)")
 
-    predict = command("predict", "Predict with a model file: labels (and class probabilities) or values.")
-    predict.add_argument("model", metavar="MODEL")
-    predict.add_argument("data", metavar="DATA")
-    predict.add_argument("--output", metavar="FILE", help="CSV or .parquet (default: CSV on standard output)")
+    def on_a_table(name, help_text):
+        # predict and explain: a model file, a table, and a table written out
+        parser = command(name, help_text)
+        parser.add_argument("model", metavar="MODEL")
+        parser.add_argument("data", metavar="DATA")
+        parser.add_argument("--output", metavar="FILE", help="CSV or .parquet (default: CSV on standard output)")
+        return parser
+
+    predict = on_a_table("predict", "Predict with a model file: labels (and class probabilities) or values.")
     predict.add_argument("--proba", action="store_true", help="add one proba_<class> column per class")
     predict.add_argument("--id", metavar="COLUMN", help="copy this column of DATA into the output")
 
-    explain = command("explain", "Per-row feature importances (the aggregate attention mask), or the step masks.")
-    explain.add_argument("model", metavar="MODEL")
-    explain.add_argument("data", metavar="DATA")
-    explain.add_argument("--output", metavar="FILE", help="CSV or .parquet (default: CSV on standard output)")
+    explain = on_a_table("explain", "Per-row feature importances (the aggregate attention mask), or the step masks.")
     explain.add_argument("--plot", metavar="FIGURE", help="also draw the mask figure (PNG, SVG or PDF)")
     explain.add_argument("--rows", type=int, metavar="N", help="only the first N rows")
     explain.add_argument(
