@@ -671,12 +671,21 @@ class TabularEncoding:
             if pdt.is_object_dtype(column.dtype) or pdt.is_string_dtype(column.dtype):
                 strings = column[column.map(lambda value: isinstance(value, (str, bytes)))]
                 if len(strings):
+                    # A file's missing-value marker ("?", "NA ", "-") turns a whole numeric column into text:
+                    # name the values that are not numbers, which the user must map to missing.
+                    words = strings[pd.to_numeric(strings, errors="coerce").isna()]
+                    detail = (
+                        f", {len(words)} of them not numbers (e.g. {words.iloc[0]!r}; if that marks a missing value, "
+                        f"read the file with pandas.read_csv(..., na_values=[{words.iloc[0]!r}]))"
+                        if len(words)
+                        else f", e.g. {strings.iloc[0]!r}"
+                    )
                     raise ValueError(
                         f"Column {names[j]!r} (dtype {column.dtype}) is read as numeric (numeric at fit, or not in "
                         f"categorical_features={self.categorical_features!r}) but holds {len(strings)} string "
-                        f"value(s), e.g. {strings.iloc[0]!r}. Numbers stored as text are not converted silently: "
-                        "convert the column with pandas.to_numeric. A categorical column must be in "
-                        "categorical_features (a list replaces the automatic detection)."
+                        f"value(s){detail}. Numbers stored as text are not converted silently: convert the column "
+                        "with pandas.to_numeric. A categorical column must be in categorical_features (a list "
+                        "replaces the automatic detection)."
                     )
             try:
                 yield j, pd.to_numeric(column).to_numpy(dtype=np.float64, na_value=np.nan)

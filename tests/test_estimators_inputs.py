@@ -199,3 +199,13 @@ def test_a_group_is_masked_only_when_all_its_columns_are_constant(fast_params):
     model = SparseTabNetClassifier(max_epochs=1, grouped_features=grouped, **fast_params).fit(X, y)
     # groups in order of their first column: [signal], [noise, plant], [stuck, jitter]
     assert model._network_config["constant_groups"] == [2]
+
+
+def test_a_missing_value_marker_in_a_numeric_column_is_named_with_the_fix():
+    # Adult's raw files mark missing values with "?": the whole column then reads as text.
+    X = pd.DataFrame({"age": ["39", "50", "?", "41"] * 5, "colour": ["red", "blue"] * 10})
+    model = SparseTabNetClassifier(n_d=4, n_a=4, max_epochs=1, categorical_features=["colour"])
+    with pytest.raises(
+        ValueError, match=r"holds 20 string value\(s\), 5 of them not numbers \(e\.g\. '\?'; .*na_values=\['\?'\]"
+    ):
+        model.fit(X, [0, 1] * 10)
