@@ -203,10 +203,7 @@ def _features(model, frame, path):
 def _load(path):
     if not Path(path).is_file():
         raise UserError(f"MODEL file {str(path)!r} does not exist.")
-    try:
-        return load_model(path)
-    except (ValueError, OSError) as error:
-        raise UserError(str(error)) from error
+    return load_model(path)
 
 
 def _command_fit(arguments):
@@ -228,10 +225,7 @@ def _command_fit(arguments):
     if output.suffix.lower() in (*_PARQUET_SUFFIXES, ".csv", ".gz", ".json"):
         raise UserError(f"--output {str(output)!r} is a model file, not a table: name it e.g. {output.stem}.sparsetab.")
     started = time.perf_counter()
-    try:
-        estimator.fit(X, y, **validation)
-    except (ValueError, TypeError) as error:
-        raise UserError(str(error)) from error
+    estimator.fit(X, y, **validation)
     seconds = time.perf_counter() - started
     estimator.save_model(output)
     inferred = ""
