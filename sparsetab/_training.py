@@ -21,6 +21,7 @@ __all__ = [
     "STOP_REASONS",
     "EpochRecord",
     "ObserverGroup",
+    "TensorBatches",
     "TrainingConfig",
     "TrainingHistory",
     "TrainingObserver",
@@ -262,6 +263,60 @@ def _batches(n_rows, batch_size, generator, device):
     return torch.tensor_split(order, n_batches)
 
 
+class TensorBatches:
+    """Training rows held in memory: shuffled every epoch and split into batches of near-equal size.
+
+    The source of :func:`train_network`'s batches; another source (rows streamed from disk, one
+    process's shard) has the same two methods.
+
+    Parameters
+    ----------
+    X : torch.Tensor of shape (n_samples, n_columns), float32
+        The encoded rows.
+    y : torch.Tensor of shape (n_samples, ...)
+        Targets in the form the loss function expects.
+    sample_weight : torch.Tensor of shape (n_samples,), float32
+        Positive weights.
+    """
+
+    def __init__(self, X, y, sample_weight):
+        self.X, self.y, self.sample_weight = X, y, sample_weight
+
+    def steps_per_epoch(self, batch_size):
+        """Optimiser steps of one epoch: ``max(1, ceil(n_samples / batch_size))``.
+
+        Parameters
+        ----------
+        batch_size : int
+            Rows per batch.
+
+        Returns
+        -------
+        int
+        """
+        return max(1, math.ceil(self.X.shape[0] / batch_size))
+
+    def epoch(self, batch_size, generator):
+        """The batches of one epoch, in a new random order.
+
+        Parameters
+        ----------
+        batch_size : int
+            Rows per batch; the batches differ in size by at most one row.
+        generator : torch.Generator
+            Source of the order; one permutation of the rows is drawn from it.
+
+        Yields
+        ------
+        tuple of torch.Tensor
+            ``(X, y, sample_weight)`` of one batch.
+        """
+        for index in _batches(self.X.shape[0], batch_size, generator, self.X.device):
+            # index_select: several times faster than advanced indexing for a batch of rows on CPU.
+            weight = self.sample_weight.index_select(0, index)
+            yield self.X.index_select(0, index), self.y.index_select(0, index), weight
+
+
 def _snapshot(network):
     # A copy of the weights and buffers to restore later: clones, several times faster than deepcopy;
     # load_state_dict reads the version metadata, which is kept.
@@ -309,6 +364,7 @@ def train_network(
     score_function=None,
     optimizer_state=None,
     observer=None,
+    batches=None,
 ):
     """Train ``network`` in place and return its history.
 
@@ -318,11 +374,13 @@ def train_network(
         The model; its forward returns ``(output, masks, sparsity_loss)``.
     loss_function : callable
         ``loss_function(output, target) -> torch.Tensor of shape (batch,)``, per-sample losses.
-    X : torch.Tensor of shape (n_samples, n_columns), float32
-    y : torch.Tensor of shape (n_samples, ...)
-        Targets in the form ``loss_function`` expects.
-    sample_weight : torch.Tensor of shape (n_samples,), float32
-        Positive weights; each batch's loss is the weighted mean of its per-sample losses.
+    X : torch.Tensor of shape (n_samples, n_columns), float32, or None
+        The training rows; None when ``batches`` is given.
+    y : torch.Tensor of shape (n_samples, ...) or None
+        Targets in the form ``loss_function`` expects; None when ``batches`` is given.
+    sample_weight : torch.Tensor of shape (n_samples,), float32, or None
+        Positive weights; each batch's loss is the weighted mean of its per-sample losses. None
+        when ``batches`` is given.
     config : TrainingConfig
     generator : torch.Generator
         Source of the shuffling order (its state advances, so a later call continues the stream).
@@ -336,6 +394,10 @@ def train_network(
     observer : TrainingObserver or None
         Told of every epoch and step (the verbose lines, scikit-learn callbacks); its
         ``epoch_end`` may stop training. None: nothing is reported.
+    batches : object or None
+        Where the batches come from when the rows are not tensors in memory: an object with
+        the methods of :class:`TensorBatches` (``steps_per_epoch(batch_size)`` and
+        ``epoch(batch_size, generator)``). None: ``TensorBatches(X, y, sample_weight)``.
 
     Returns
     -------
@@ -353,6 +415,7 @@ def train_network(
         weights restored under early stopping) instead of raising; or when a continued
         ``partial_fit`` epoch starts after the end of a cosine schedule (learning rate 0).
     """
+    data = TensorBatches(X, y, sample_weight) if batches is None else batches
     # Listed once: walking the module tree for every step's zero_grad and clipping cost about 4% of a step.
     parameters = list(network.parameters())
     # One flat tensor for clipping and Adam where the parameters allow it (see _flat_parameters); the
@@ -384,8 +447,7 @@ def train_network(
         last_epoch = None if config.incremental else config.epoch_offset + config.max_epochs
         early_stopping = config.early_stopping and not config.incremental
         best_score, best_state, epochs_without_improvement = -math.inf, None, 0
-        n_rows = X.shape[0]
-        steps_per_epoch = max(1, math.ceil(n_rows / config.batch_size))
+        steps_per_epoch = data.steps_per_epoch(config.batch_size)
         patience = patience_epochs(config.n_iter_no_change, steps_per_epoch)
         schedule_epochs = config.schedule_epochs if config.schedule_epochs is not None else config.max_epochs
         if config.learning_rate_schedule == "cosine" and config.schedule_offset >= schedule_epochs:
@@ -402,7 +464,7 @@ def train_network(
                 epoch_start_state = _snapshot(network)
                 network.train()
                 total, total_weight = 0.0, 0.0
-                for step, index in enumerate(_batches(n_rows, config.batch_size, generator, X.device)):
+                for step, (X_batch, y_batch, weight) in enumerate(data.epoch(config.batch_size, generator)):
                     if scheduler is None:
                         progress = config.schedule_offset + epoch + (step + 1) / steps_per_epoch
                         rate = config.learning_rate * learning_rate_factor(
@@ -414,11 +476,9 @@ def train_network(
                         )
                         for group in optimizer.param_groups:
                             group["lr"] = rate
-                    # index_select: several times faster than advanced indexing for a batch of rows on CPU.
-                    weight = sample_weight.index_select(0, index)
-                    output, _, sparsity_loss = network(X.index_select(0, index))
+                    output, _, sparsity_loss = network(X_batch)
                     batch_weight = weight.sum()
-                    loss = (loss_function(output, y.index_select(0, index)) * weight).sum() / batch_weight
+                    loss = (loss_function(output, y_batch) * weight).sum() / batch_weight
                     objective = loss + config.lambda_sparse * sparsity_loss
                     for parameter in parameters:  # what optimizer.zero_grad(set_to_none=True) does, without its hooks
                         parameter.grad = None

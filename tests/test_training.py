@@ -7,6 +7,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from sparsetab._training import (
     MIN_PATIENCE_STEPS,
+    TensorBatches,
     TrainingObserver,
     _batches,
     learning_rate_factor,
@@ -43,6 +44,35 @@ def test_batches_are_balanced_and_cover_every_row(n_rows, batch_size, sizes):
     batches = _batches(n_rows, batch_size, torch.Generator().manual_seed(0), "cpu")
     assert [len(batch) for batch in batches] == sizes
     assert torch.equal(torch.cat(batches).sort().values, torch.arange(n_rows))
+
+
+def test_a_batches_source_trains_as_the_tensors_it_holds(make_training_config):
+    # Another source of batches (streamed rows, one process's shard) plugs in through `batches`: the
+    # in-memory source given explicitly trains bit for bit as X, y and sample_weight, and the loop asks
+    # it for the steps of an epoch.
+    config = make_training_config(max_epochs=2, batch_size=16)
+    network, X, y = _problem(40)
+    reference = _train(network, X, y, config, generator=torch.Generator().manual_seed(3))
+
+    class CountingBatches(TensorBatches):
+        epochs = 0
+
+        def epoch(self, batch_size, generator):
+            CountingBatches.epochs += 1
+            yield from super().epoch(batch_size, generator)
+
+    source = CountingBatches(X, y, torch.ones(len(X)))
+    assert source.steps_per_epoch(16) == 3
+    network_again, *_ = _problem(40)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        history = train_network(
+            network_again, _cross_entropy, None, None, None, config, torch.Generator().manual_seed(3), batches=source
+        )
+    assert CountingBatches.epochs == 2
+    assert history.loss_curve == reference.loss_curve
+    for ours, theirs in zip(network_again.state_dict().values(), network.state_dict().values()):
+        assert torch.equal(ours, theirs)
 
 
 def test_training_set_smaller_than_batch_size_takes_one_step_per_epoch(make_training_config):
