@@ -64,6 +64,36 @@ __all__ = [
 # are handed to the sort-based solver, whose cost is then the smaller one.
 _MAX_ITER = 48
 
+# Where reading a value from the tensors costs nothing (the CPU), the solvers test convergence after
+# every pass, which saves passes. Elsewhere (a GPU) each read stalls the device's queue, so the tests
+# are made in blocks: after pass _FIRST_TEST and then every _TEST_EVERY passes, settled rows frozen
+# in between; the row-maximum test is replaced by masks, and thresholds are always relative to the
+# row maximum. Both give the exact thresholds; they differ by rounding.
+PER_PASS_TEST_DEVICES = frozenset({"cpu"})
+_FIRST_TEST = 4
+_TEST_EVERY = 4
+
+
+def tests_in_blocks(X):
+    """Whether the sort-free solvers of ``X`` test convergence in blocks of passes (see above).
+
+    Parameters
+    ----------
+    X : torch.Tensor
+        The scores.
+
+    Returns
+    -------
+    bool
+        True unless ``X``'s device type is in :data:`PER_PASS_TEST_DEVICES`.
+    """
+    return X.device.type not in PER_PASS_TEST_DEVICES
+
+
+def _testing_pass(iteration, blocked):
+    # iteration counts from 1.
+    return not blocked or (iteration >= _FIRST_TEST and (iteration - _FIRST_TEST) % _TEST_EVERY == 0)
+
 
 # ---------------------------------------------------------------- sort-based
 
@@ -303,7 +333,7 @@ def entmax15_closed_form(X: Tensor, dim: int) -> Tensor:
 # ---------------------------------------------------------------- sort-free solvers
 
 
-def _row_max(X, dim):
+def _row_max(X, dim, blocked=False):
     """Row maximum (compute dtype), the rows not to solve, and their fixed threshold.
 
     The solvers start from thresholds relative to the row maximum. Rows whose
@@ -312,16 +342,21 @@ def _row_max(X, dim):
     is replaced by 0 so that no ``-inf - -inf`` is formed. Returns ``(m,
     inactive, fixed_tau, largest)`` with ``largest = max |m|`` over the rows
     solved, and ``inactive = fixed_tau = None`` when every row has a finite max.
+    With ``blocked`` nothing is read from the tensors: the masks are always made
+    and ``largest`` is ``inf``, which selects thresholds relative to the maximum.
     """
     m = X.amax(dim=dim, keepdim=True).to(compute_dtype(X.dtype))
-    # The largest |max| is finite iff every row's is (NaN propagates).
-    largest = float(m.abs().amax())
-    if math.isfinite(largest):
-        return m, None, None, largest
+    if blocked:
+        largest = math.inf
+    else:
+        # The largest |max| is finite iff every row's is (NaN propagates).
+        largest = float(m.abs().amax())
+        if math.isfinite(largest):
+            return m, None, None, largest
     active = m.abs() < math.inf
     fixed_tau = torch.where(m == -math.inf, 0.0, math.nan)
     m = torch.where(active, m, 0.0)
-    return m, ~active, fixed_tau, float(torch.linalg.vector_norm(m, ord=math.inf))
+    return m, ~active, fixed_tau, largest if blocked else float(torch.linalg.vector_norm(m, ord=math.inf))
 
 
 def _second_largest(X, m, dim, Y, scale=1.0):
@@ -382,7 +417,7 @@ class _Threshold:
         return torch.add(shift, X, alpha=0.5, out=Y)
 
 
-def _sparsemax_sortfree_threshold(X, m, largest_max, dim, inactive, fixed_tau, Y):
+def _sparsemax_sortfree_threshold(X, m, largest_max, dim, inactive, fixed_tau, Y, blocked=False):
     """Michelot's algorithm, vectorised over rows: returns ``(threshold, step, unsolved)``.
 
     Iterating ``tau_{t+1} = (sum_{x > tau_t} x - 1) / |{x > tau_t}|`` from
@@ -399,7 +434,9 @@ def _sparsemax_sortfree_threshold(X, m, largest_max, dim, inactive, fixed_tau, Y
     like ``X`` in the compute dtype.
     ``inactive`` rows (or None) get threshold ``fixed_tau`` and ``step = 0``.
     ``unsolved`` is None, or marks the rows still unsolved after ``_MAX_ITER``
-    passes.
+    passes. With ``blocked``, "all rows solved?" is asked only at the passes of
+    :func:`_testing_pass`; solved rows are frozen, so the extra passes change
+    nothing.
     """
     if X.size(dim) > 1:
         tau = _second_largest(X, m, dim, Y).sub_(1).mul_(0.5).clamp_(min=-1.0)
@@ -407,7 +444,7 @@ def _sparsemax_sortfree_threshold(X, m, largest_max, dim, inactive, fixed_tau, Y
         tau = torch.full_like(m, -1.0)
     threshold = _Threshold(m, tau, largest_max)
     count_prev = solved = unsolved = None
-    for _ in range(_MAX_ITER):
+    for iteration in range(1, _MAX_ITER + 1):
         threshold.measure(X, Y).clamp_(min=0)
         excess = Y.sum(dim=dim, keepdim=True).sub_(1)
         count = Y.sign_().sum(dim=dim, keepdim=True)
@@ -419,11 +456,13 @@ def _sparsemax_sortfree_threshold(X, m, largest_max, dim, inactive, fixed_tau, Y
         if count_prev is not None:
             # Supports {x > threshold} are nested, so equal sizes mean equal
             # sets: threshold + step is the threshold of the support it induces.
-            if torch.equal(count, count_prev):
+            if not blocked and torch.equal(count, count_prev):
                 break
             # Solved rows are frozen, so they stay solved and their result
             # does not depend on how long the other rows take.
             solved = count == count_prev
+            if blocked and _testing_pass(iteration, blocked) and bool(solved.all()):
+                break
             threshold.tau = torch.where(solved, threshold.tau, threshold.tau + step)
         else:
             threshold.tau = threshold.tau + step
@@ -438,7 +477,7 @@ def _sparsemax_sortfree_threshold(X, m, largest_max, dim, inactive, fixed_tau, Y
     return threshold, step, unsolved
 
 
-def _entmax15_sortfree_threshold(X, m, largest_max, dim, inactive, fixed_tau, Y):
+def _entmax15_sortfree_threshold(X, m, largest_max, dim, inactive, fixed_tau, Y, blocked=False):
     """Support fixed-point iteration for 1.5-entmax: returns ``(threshold, step, unsolved)``.
 
     Works on the score scale: ``entmax15(X) = ([threshold.measure(X) - step]_+
@@ -460,7 +499,10 @@ def _entmax15_sortfree_threshold(X, m, largest_max, dim, inactive, fixed_tau, Y)
     by at most its square -- far below rounding. In the generic case ``S`` is
     then the exact support, and waiting for it to reproduce itself would only
     cost one more pass. Arguments, and the outputs, are as in
-    :func:`_sparsemax_sortfree_threshold`.
+    :func:`_sparsemax_sortfree_threshold`. With ``blocked``, rows whose step is
+    below the tolerance are frozen (their threshold, hence their step, stays),
+    the no-root fallback is taken row by row, and "all done?" is asked only at
+    the passes of :func:`_testing_pass`.
     """
     # A Python number next to a tensor is wrapped into a fresh 0-d tensor at
     # every op, which on small rows costs as much as the op; made once here.
@@ -477,7 +519,7 @@ def _entmax15_sortfree_threshold(X, m, largest_max, dim, inactive, fixed_tau, Y)
     threshold = _Threshold(m, tau, largest_max)
     tolerance = _entmax15_tolerance(Y.dtype)
     unsolved = None
-    for _ in range(_MAX_ITER):
+    for iteration in range(1, _MAX_ITER + 1):
         # Y = [X - threshold]_+ is twice [x / 2 - tau]_+; the formulas below
         # are rescaled accordingly.
         threshold.measure(X, Y).clamp_(min=0)
@@ -492,21 +534,22 @@ def _entmax15_sortfree_threshold(X, m, largest_max, dim, inactive, fixed_tau, Y)
         step = torch.sub(mean, step, out=step)
         if inactive is not None:
             step.masked_fill_(inactive, 0)
+        if blocked:
+            # The rows without a root take the fallback below, by mask; NaN is not <= tolerance, so
+            # they are not done.
+            step = torch.where(step.isnan(), _entmax15_fallback(s1, s2, count, mean, four), step)
+            done = step.abs() <= tolerance
+            if _testing_pass(iteration, blocked) and bool(done.all()):
+                break
+            threshold.tau = torch.where(done, threshold.tau, threshold.tau + step)
+            continue
         # sqrt of a negative discriminant is NaN; NaN propagates through the
         # max, so one reduction answers "all done?" and "any without a root?".
         largest = float(step.abs().amax())
         if largest <= tolerance:
             break
         if math.isnan(largest):
-            # No root: S is too large and the mass exceeds 1. Newton's step and
-            # the Cauchy-Schwarz bound both stay below the threshold. Where the
-            # quadratic has a root they are also at or below its smaller one
-            # (the tangent lies under the convex quadratic, which is still >= 4
-            # at mean - 2 / sqrt(|S|)), so fmax, which passes over NaN, keeps
-            # the closed form wherever it is defined.
-            newton = torch.sub(s2, four).div_(s1 + s1)
-            bound = torch.add(mean, torch.rsqrt(count), alpha=-2)
-            step = torch.fmax(step, torch.maximum(newton, bound, out=newton))
+            step = torch.fmax(step, _entmax15_fallback(s1, s2, count, mean, four))
         threshold.tau = threshold.tau + step
     else:
         unsolved = ~(step.abs() <= tolerance)
@@ -514,6 +557,18 @@ def _entmax15_sortfree_threshold(X, m, largest_max, dim, inactive, fixed_tau, Y)
     if inactive is not None:
         threshold.tau = torch.where(inactive, fixed_tau, threshold.tau)
     return threshold, step, unsolved
+
+
+def _entmax15_fallback(s1, s2, count, mean, four):
+    # No root: S is too large and the mass exceeds 1. Newton's step and the
+    # Cauchy-Schwarz bound both stay below the threshold. Where the quadratic
+    # has a root they are also at or below its smaller one (the tangent lies
+    # under the convex quadratic, which is still >= 4 at mean - 2 / sqrt(|S|)),
+    # so fmax, which passes over NaN, keeps the closed form wherever it is
+    # defined.
+    newton = torch.sub(s2, four).div_(s1 + s1)
+    bound = torch.add(mean, torch.rsqrt(count), alpha=-2)
+    return torch.maximum(newton, bound, out=newton)
 
 
 def _entmax15_tolerance(dtype):
@@ -555,9 +610,10 @@ def sparsemax_sortfree(X, dim, k, keep_support=False):
     """
     if X.numel() == 0:
         return torch.empty_like(X), None
-    m, inactive, fixed_tau, largest_max = _row_max(X, dim)
+    blocked = tests_in_blocks(X)
+    m, inactive, fixed_tau, largest_max = _row_max(X, dim, blocked)
     Y = torch.empty_like(X, dtype=m.dtype)
-    threshold, step, unsolved = _sparsemax_sortfree_threshold(X, m, largest_max, dim, inactive, fixed_tau, Y)
+    threshold, step, unsolved = _sparsemax_sortfree_threshold(X, m, largest_max, dim, inactive, fixed_tau, Y, blocked)
     # Without a support to keep, the scratch buffer becomes the output.
     P = threshold.measure(X, torch.empty_like(Y) if keep_support else Y).sub_(step).clamp_(min=0)
     if unsolved is not None:
@@ -606,9 +662,10 @@ def entmax15_sortfree(X, dim, k, keep_root=False):
     """
     if X.numel() == 0:
         return torch.empty_like(X), None
-    m, inactive, fixed_tau, largest_max = _row_max(X, dim)
+    blocked = tests_in_blocks(X)
+    m, inactive, fixed_tau, largest_max = _row_max(X, dim, blocked)
     Y = torch.empty_like(X, dtype=m.dtype)
-    threshold, step, unsolved = _entmax15_sortfree_threshold(X, m, largest_max, dim, inactive, fixed_tau, Y)
+    threshold, step, unsolved = _entmax15_sortfree_threshold(X, m, largest_max, dim, inactive, fixed_tau, Y, blocked)
     root = threshold.measure_half(X, Y, step).clamp_(min=0)
     if unsolved is not None:
         Z = (X - m) / 2

@@ -1,6 +1,8 @@
 """The threshold kernels of sparsemax and 1.5-entmax, against hand-worked values and a plain sort-based reference."""
 
+import contextlib
 import math
+from unittest import mock
 
 import pytest
 import torch
@@ -23,6 +25,17 @@ from sparsetab.entmax._threshold_kernels import (
 
 F64 = torch.float64
 KS = [None, 1, 2, 3, 100]
+# The sort-free solvers test convergence after every pass on the CPU and in blocks of passes on other
+# devices (a GPU); "blocked" runs the second way on the CPU, so both are checked here.
+SOLVER_TESTS = pytest.mark.parametrize("blocked", [False, True], ids=["per_pass", "blocked"])
+
+
+def convergence_tests(blocked):
+    """Make the sort-free solvers test convergence in blocks (as on a GPU) on the CPU too, or per pass."""
+    if not blocked:
+        return contextlib.nullcontext()
+    return mock.patch.object(kernels, "PER_PASS_TEST_DEVICES", frozenset())
+
 
 # ---------------------------------------------------------------- reference
 
@@ -140,23 +153,27 @@ def test_entmax_threshold_matches_the_reference(X, k):
     assert torch.equal(support[clear], ref_support[clear])
 
 
+@SOLVER_TESTS
 @SETTINGS
 @given(X=matrices, k=st.sampled_from(KS))
-def test_sparsemax_sortfree_and_closed_form_match_the_reference(X, k):
+def test_sparsemax_sortfree_and_closed_form_match_the_reference(X, k, blocked):
     ref_tau, _ = reference_thresholds(X, reference_sparsemax_threshold)
     expected = torch.clamp(X - ref_tau, min=0)
-    P, support = sparsemax_sortfree(X, -1, k, keep_support=True)
+    with convergence_tests(blocked):
+        P, support = sparsemax_sortfree(X, -1, k, keep_support=True)
     assert_close(P, expected, atol=1e-12, rtol=0)
     assert torch.equal(support, (P > 0).to(F64))
     assert_close(sparsemax_closed_form(X, -1), expected, atol=1e-12, rtol=0)
 
 
+@SOLVER_TESTS
 @SETTINGS
 @given(X=matrices, k=st.sampled_from(KS))
-def test_entmax15_sortfree_and_closed_form_match_the_reference(X, k):
+def test_entmax15_sortfree_and_closed_form_match_the_reference(X, k, blocked):
     ref_tau, _ = reference_thresholds(X / 2, reference_entmax_threshold)
     expected = torch.clamp(X / 2 - ref_tau, min=0) ** 2
-    P, root = entmax15_sortfree(X, -1, k, keep_root=True)
+    with convergence_tests(blocked):
+        P, root = entmax15_sortfree(X, -1, k, keep_root=True)
     assert_close(P, expected, atol=1e-12, rtol=0)
     assert_close(root * root, P, atol=1e-15, rtol=0)
     assert_close(entmax15_closed_form(X, -1), expected, atol=1e-12, rtol=0)
@@ -175,14 +192,16 @@ def test_kernels_agree_along_any_dim(X, dim):
 # ---------------------------------------------------------------- the sort-based finish and non-finite rows
 
 
+@SOLVER_TESTS
 @pytest.mark.parametrize("sortfree", [sparsemax_sortfree, entmax15_sortfree])
-def test_rows_left_unsettled_are_finished_by_sorting_identically_for_every_k(sortfree, monkeypatch):
+def test_rows_left_unsettled_are_finished_by_sorting_identically_for_every_k(sortfree, monkeypatch, blocked):
     X = torch.randn(6, 30, dtype=F64, generator=torch.Generator().manual_seed(3))
     X[2] = -math.inf
     X[4, :5] = -math.inf
     expected = sortfree(X, -1, None)[0]
     monkeypatch.setattr(kernels, "_MAX_ITER", 1)
-    results = [sortfree(X, -1, k)[0] for k in KS]
+    with convergence_tests(blocked):
+        results = [sortfree(X, -1, k)[0] for k in KS]
     for P in results:
         assert_close(P, expected, atol=1e-12, rtol=0)
     assert all(torch.equal(P, results[0]) for P in results)
@@ -191,15 +210,73 @@ def test_rows_left_unsettled_are_finished_by_sorting_identically_for_every_k(sor
 NON_FINITE_ROWS = [[-math.inf] * 3, [0.3, math.nan, 0.1], [0.3, math.inf, 0.1], [1.0, -math.inf, 0.0], [1.0, 2.0, 3.0]]
 
 
+@SOLVER_TESTS
 @pytest.mark.parametrize("sortfree", [sparsemax_sortfree, entmax15_sortfree])
-def test_sortfree_non_finite_rows(sortfree):
+def test_sortfree_non_finite_rows(sortfree, blocked):
     # A row whose max is not finite is not iterated: all -inf gives zeros,
     # NaN or +inf gives NaN throughout.
-    P = sortfree(torch.tensor(NON_FINITE_ROWS, dtype=F64), -1, None)[0]
+    with convergence_tests(blocked):
+        P = sortfree(torch.tensor(NON_FINITE_ROWS, dtype=F64), -1, None)[0]
     assert torch.equal(P[0], torch.zeros(3, dtype=F64))
     assert P[1:3].isnan().all()
     assert P[3, 1] == 0 and torch.isfinite(P[3:]).all()
     assert_close(P[3:].sum(-1), torch.ones(2, dtype=F64))
+
+
+SYNC_CALLS = ("__bool__", "__float__", "__int__", "__index__", "item", "tolist")
+
+
+@contextlib.contextmanager
+def counted_host_reads(counter):
+    """Count the calls that read a tensor's value on the host (each one a device sync on a GPU)."""
+    originals = {name: getattr(torch.Tensor, name) for name in SYNC_CALLS}
+    original_equal = torch.equal
+
+    def counted(original):
+        def call(*args, **kwargs):
+            counter[0] += 1
+            return original(*args, **kwargs)
+
+        return call
+
+    with contextlib.ExitStack() as stack:
+        for name, original in originals.items():
+            stack.enter_context(mock.patch.object(torch.Tensor, name, counted(original)))
+        stack.enter_context(mock.patch.object(torch, "equal", counted(original_equal)))
+        yield
+
+
+@pytest.mark.parametrize("sortfree", [sparsemax_sortfree, entmax15_sortfree])
+def test_blocked_tests_read_the_host_once_per_block_and_agree_with_per_pass(sortfree):
+    # TabNet's rows (width 16 to 64) settle within the first block: one host read per call instead of
+    # one per pass plus the row-maximum test; the thresholds are the same up to rounding.
+    X = torch.randn(512, 32, generator=torch.Generator().manual_seed(0)) * 3
+    per_pass, blocked = [0], [0]
+    with counted_host_reads(per_pass):
+        expected = sortfree(X, -1, None)[0]
+    with convergence_tests(True), counted_host_reads(blocked):
+        P = sortfree(X, -1, None)[0]
+    assert per_pass[0] >= 3 and blocked[0] == 1
+    assert_close(P, expected, atol=2e-7, rtol=0)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_blocked_entmax15_takes_the_no_root_fallback_row_by_row(seed):
+    # Wide Gaussian rows whose first candidate support is too large for the quadratic to have a root (the
+    # per-pass solver takes its fallback branch on them: checked), where the blocked solver takes the
+    # fallback by mask; both give the reference's result.
+    X = torch.randn(4, 140, dtype=F64, generator=torch.Generator().manual_seed(seed))
+    calls = []
+    fallback = kernels._entmax15_fallback
+    with mock.patch.object(kernels, "_entmax15_fallback", lambda *a: calls.append(1) or fallback(*a)):
+        per_pass = entmax15_sortfree(X, -1, None)[0]
+    with convergence_tests(True):
+        blocked = entmax15_sortfree(X, -1, None)[0]
+    ref_tau, _ = reference_thresholds(X / 2, reference_entmax_threshold)
+    expected = torch.clamp(X / 2 - ref_tau, min=0) ** 2
+    assert calls
+    assert_close(per_pass, expected, atol=1e-12, rtol=0)
+    assert_close(blocked, expected, atol=1e-12, rtol=0)
 
 
 @pytest.mark.parametrize("closed_form", [sparsemax_closed_form, entmax15_closed_form])
