@@ -1,10 +1,12 @@
 """Host synchronisations per training step, per entmax mode.
 
 Counts the calls that make the host wait for the device's result (``Tensor.__bool__``,
-``__float__``, ``__int__``, ``__index__``, ``item``, ``tolist``) inside the fit loop
+``__float__``, ``__int__``, ``__index__``, ``item``, ``tolist`` and ``torch.equal``) inside the fit loop
 (``sparsetab._base.train_network``), on the CPU: a call that costs little there stalls a GPU
 pipeline at every step. Steps of epochs 2 and 3 are counted (the difference between a 3-epoch
-and a 1-epoch fit), so once-per-fit work is left out.
+and a 1-epoch fit), so once-per-fit work is left out. Each mode is counted twice: with the sparse maps' convergence
+tests made after every pass (what the CPU does) and in blocks of passes (what every other device
+does; forced here on the CPU through ``PER_PASS_TEST_DEVICES``).
 
     python benchmarks/host_syncs.py [--output benchmarks/results/host_syncs.md]
 """
@@ -16,11 +18,13 @@ import subprocess
 import traceback
 import warnings
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 import torch
 
 import sparsetab._base as base
+import sparsetab.entmax._threshold_kernels as kernels
 from sparsetab import SparseTabNetClassifier
 
 NAMES = ("__bool__", "__float__", "__int__", "__index__", "item", "tolist")
@@ -43,15 +47,18 @@ def counting(counter):
         return call
 
     original_train = base.train_network
+    original_equal = torch.equal
 
     def train(*args, **kwargs):
         for name, original in originals.items():
             setattr(torch.Tensor, name, counted(original))
+        torch.equal = counted(original_equal)
         try:
             return original_train(*args, **kwargs)
         finally:
             for name, original in originals.items():
                 setattr(torch.Tensor, name, original)
+            torch.equal = original_equal
 
     base.train_network = train
     try:
@@ -60,8 +67,8 @@ def counting(counter):
         base.train_network = original_train
 
 
-def syncs_per_step(mode):
-    """(syncs per step, the three busiest source lines) for ``mode``."""
+def syncs_per_step(mode, blocked):
+    """(syncs per step, the three busiest source lines) for ``mode``, convergence tests in blocks or not."""
     rng = np.random.default_rng(0)
     X = rng.normal(size=(ROWS, 16))
     y = (X[:, 0] > 0).astype(int)
@@ -80,7 +87,8 @@ def syncs_per_step(mode):
             numerical_embedding=None,
             random_state=0,
         )
-        with counting(counter), warnings.catch_warnings():
+        devices = frozenset() if blocked else frozenset({"cpu"})
+        with counting(counter), warnings.catch_warnings(), mock.patch.object(kernels, "PER_PASS_TEST_DEVICES", devices):
             warnings.simplefilter("ignore")
             model.fit(X, y)
         counts.append(counter)
@@ -97,12 +105,14 @@ def main():
     lines = [
         f"Host syncs per training step (commit {commit}; {ROWS} rows, batch {BATCH}, n_d = n_a = 8, 3 steps):",
         "",
-        "| entmax_mode | syncs per step | busiest lines (syncs per step) |",
-        "|---|---|---|",
+        "| entmax_mode | convergence tests | syncs per step | busiest lines (syncs per step) |",
+        "|---|---|---|---|",
     ]
     for mode in MODES:
-        per_step, busiest = syncs_per_step(mode)
-        lines.append(f"| {mode} | {per_step:.1f} | {', '.join(busiest)} |")
+        for blocked in (False, True):
+            per_step, busiest = syncs_per_step(mode, blocked)
+            tests = "in blocks (off the CPU)" if blocked else "per pass (CPU)"
+            lines.append(f"| {mode} | {tests} | {per_step:.1f} | {', '.join(busiest)} |")
     text = "\n".join(lines)
     print(text)
     if args.output:

@@ -32,6 +32,8 @@ import math
 
 import torch
 
+from ._threshold_kernels import testing_pass, tests_in_blocks
+
 # ---------------------------------------------------------------- smooth helpers
 # Each of these evaluates a function with a removable singularity at 0. Both
 # branches of a ``torch.where`` are differentiated, so the unused branch is fed
@@ -325,10 +327,14 @@ def solve_entmax(ez, eps, inv_eps, big, dim, n_iter, early_exit, buffers=True):
     host sync), and once all remaining Newton steps are small the last
     evaluation is replaced by :meth:`EntmaxEvaluator.finish`; otherwise exactly
     ``n_iter`` evaluations are made. ``buffers=False`` (needed inside ``vmap``)
-    makes every intermediate a fresh tensor.
+    makes every intermediate a fresh tensor. Off the CPU (see
+    :func:`~sparsetab.entmax._threshold_kernels.tests_in_blocks`) the early exit
+    is tested only at the passes of ``testing_pass``, in one host read: solved
+    rows are frozen in between, so the extra passes change nothing.
     """
     tensor_big = isinstance(big, torch.Tensor)
-    need_counts = bool(big.any()) if (tensor_big and early_exit) else bool(tensor_big or big)
+    blocked = early_exit and tests_in_blocks(ez)
+    need_counts = bool(big.any()) if (tensor_big and early_exit and not blocked) else bool(tensor_big or big)
     evaluate = EntmaxEvaluator(ez, eps, inv_eps, dim, need_counts, buffers)
     zero = row_zeros(ez, dim)
     d = ez.size(dim)
@@ -344,7 +350,7 @@ def solve_entmax(ez, eps, inv_eps, big, dim, n_iter, early_exit, buffers=True):
     # step (EntmaxEvaluator.finish) once every Newton step is below
     # sqrt(eps_mach) / 4, i.e. once its second-order error is negligible.
     closed = evaluate.mode in ("sparsemax", "entmax15")
-    finishable = early_exit and (closed or _linear_finish_ok(eps))
+    finishable = early_exit and (closed or _linear_finish_ok(eps, blocked))
     # A closed form is exact as soon as the support is right and is verified,
     # so it is tried earlier.
     near_step = 1e-2 if closed else 0.25 * math.sqrt(mach)
@@ -379,9 +385,23 @@ def solve_entmax(ez, eps, inv_eps, big, dim, n_iter, early_exit, buffers=True):
         done |= (f - 1).abs_() <= _RESIDUAL_ULPS * mach
         done |= hi - lo <= tol
         done |= newton & (step_size <= tol)
-        if bool(done.all()):
+        if blocked:
+            if not testing_pass(iters, True):
+                c = torch.where(done, c, torch.where(newton, cand, (lo + hi) / 2))
+                continue
+            # Both questions in one read: all done, and all close enough for the final step.
+            near = (done | (newton & (step_size <= near_step))).all()
+            if finishable is not True:  # a tensor: whether every row's alpha allows the final step
+                near = near & finishable
+            all_done, all_near = torch.stack([done.all(), near]).tolist()
+        else:
+            all_done = bool(done.all())
+            all_near = None
+        if all_done:
             break
-        if finishable and iters < n_iter and bool((done | (newton & (step_size <= near_step))).all()):
+        if all_near is None and finishable and iters < n_iter:
+            all_near = bool((done | (newton & (step_size <= near_step))).all())
+        if all_near and iters < n_iter:
             p_fin = evaluate.finish(f, S, torch.where(done, torch.zeros_like(step), step))
             f_fin = p_fin.sum(dim, keepdim=True)
             # A closed form assumes that the support does not change any more;
@@ -401,10 +421,11 @@ def solve_entmax(ez, eps, inv_eps, big, dim, n_iter, early_exit, buffers=True):
     return p, f, c, iters
 
 
-def _linear_finish_ok(eps):
-    # See EntmaxEvaluator.finish: the step^2 error bound needs alpha <= 3/2.
+def _linear_finish_ok(eps, blocked=False):
+    # See EntmaxEvaluator.finish: the step^2 error bound needs alpha <= 3/2. With blocked tests the answer
+    # for a tensor alpha stays on the device (a 0-d bool tensor), read together with the next test.
     if isinstance(eps, torch.Tensor):
-        return bool((eps <= 0.5).all())
+        return (eps <= 0.5).all() if blocked else bool((eps <= 0.5).all())
     return eps <= 0.5
 
 

@@ -49,6 +49,7 @@ from torch import Tensor
 from ._validation import compute_dtype, propagate_nan_rows
 
 __all__ = [
+    "PER_PASS_TEST_DEVICES",
     "entmax15_closed_form",
     "entmax15_sortfree",
     "entmax_threshold_and_support",
@@ -56,6 +57,8 @@ __all__ = [
     "sparsemax_closed_form",
     "sparsemax_sortfree",
     "sparsemax_threshold_and_support",
+    "testing_pass",
+    "tests_in_blocks",
 ]
 
 # Michelot's iteration is finite (each step drops at least one entry from the
@@ -90,8 +93,8 @@ def tests_in_blocks(X):
     return X.device.type not in PER_PASS_TEST_DEVICES
 
 
-def _testing_pass(iteration, blocked):
-    # iteration counts from 1.
+def testing_pass(iteration, blocked):
+    """Whether pass ``iteration`` (counted from 1) tests convergence: every pass unless ``blocked``."""
     return not blocked or (iteration >= _FIRST_TEST and (iteration - _FIRST_TEST) % _TEST_EVERY == 0)
 
 
@@ -435,7 +438,7 @@ def _sparsemax_sortfree_threshold(X, m, largest_max, dim, inactive, fixed_tau, Y
     ``inactive`` rows (or None) get threshold ``fixed_tau`` and ``step = 0``.
     ``unsolved`` is None, or marks the rows still unsolved after ``_MAX_ITER``
     passes. With ``blocked``, "all rows solved?" is asked only at the passes of
-    :func:`_testing_pass`; solved rows are frozen, so the extra passes change
+    :func:`testing_pass`; solved rows are frozen, so the extra passes change
     nothing.
     """
     if X.size(dim) > 1:
@@ -461,7 +464,7 @@ def _sparsemax_sortfree_threshold(X, m, largest_max, dim, inactive, fixed_tau, Y
             # Solved rows are frozen, so they stay solved and their result
             # does not depend on how long the other rows take.
             solved = count == count_prev
-            if blocked and _testing_pass(iteration, blocked) and bool(solved.all()):
+            if blocked and testing_pass(iteration, blocked) and bool(solved.all()):
                 break
             threshold.tau = torch.where(solved, threshold.tau, threshold.tau + step)
         else:
@@ -502,7 +505,7 @@ def _entmax15_sortfree_threshold(X, m, largest_max, dim, inactive, fixed_tau, Y,
     :func:`_sparsemax_sortfree_threshold`. With ``blocked``, rows whose step is
     below the tolerance are frozen (their threshold, hence their step, stays),
     the no-root fallback is taken row by row, and "all done?" is asked only at
-    the passes of :func:`_testing_pass`.
+    the passes of :func:`testing_pass`.
     """
     # A Python number next to a tensor is wrapped into a fresh 0-d tensor at
     # every op, which on small rows costs as much as the op; made once here.
@@ -539,7 +542,7 @@ def _entmax15_sortfree_threshold(X, m, largest_max, dim, inactive, fixed_tau, Y,
             # they are not done.
             step = torch.where(step.isnan(), _entmax15_fallback(s1, s2, count, mean, four), step)
             done = step.abs() <= tolerance
-            if _testing_pass(iteration, blocked) and bool(done.all()):
+            if testing_pass(iteration, blocked) and bool(done.all()):
                 break
             threshold.tau = torch.where(done, threshold.tau, threshold.tau + step)
             continue

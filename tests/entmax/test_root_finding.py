@@ -4,6 +4,7 @@ import entmax
 import pytest
 import torch
 from entmax_reference import SETTINGS, matrices, reference_entmax, reference_entmax_qexp, seeded
+from host_reads import convergence_tests, counted_host_reads
 from hypothesis import given
 from hypothesis import strategies as st
 from torch.autograd import gradcheck, gradgradcheck
@@ -706,3 +707,18 @@ def test_onnx_export_runs_in_onnxruntime_with_other_values_and_batch_sizes(tmp_p
     session = ort.InferenceSession(str(tmp_path / "m.onnx"), providers=["CPUExecutionProvider"])
     name = session.get_inputs()[0].name
     _check_exported(lambda X: torch.from_numpy(session.run(None, {name: X.numpy()})[0]), module)
+
+
+@pytest.mark.parametrize("alpha", [1.3, 1.5, 1.8])
+def test_blocked_convergence_tests_read_the_host_once_and_give_the_same_map(alpha):
+    # Off the CPU the root finding tests its early exit once per block of passes (solved rows frozen in
+    # between); forced on the CPU here: one read per block of 4 passes (1 or 2 here) instead of one or two
+    # per pass, and the same map.
+    X = torch.randn(512, 32, generator=torch.Generator().manual_seed(0)) * 3
+    per_pass, blocked = [0], [0]
+    with counted_host_reads(per_pass):
+        expected = entmax_bisect(X, alpha, dim=-1)
+    with convergence_tests(True), counted_host_reads(blocked):
+        P = entmax_bisect(X, alpha, dim=-1)
+    assert 1 <= blocked[0] <= 2 and 2 * blocked[0] < per_pass[0]
+    torch.testing.assert_close(P, expected, atol=1e-6, rtol=0)

@@ -1,12 +1,12 @@
 """The threshold kernels of sparsemax and 1.5-entmax, against hand-worked values and a plain sort-based reference."""
 
-import contextlib
 import math
 from unittest import mock
 
 import pytest
 import torch
 from entmax_reference import SETTINGS, matrices
+from host_reads import convergence_tests, counted_host_reads
 from hypothesis import given
 from hypothesis import strategies as st
 from torch.autograd import gradcheck
@@ -25,17 +25,7 @@ from sparsetab.entmax._threshold_kernels import (
 
 F64 = torch.float64
 KS = [None, 1, 2, 3, 100]
-# The sort-free solvers test convergence after every pass on the CPU and in blocks of passes on other
-# devices (a GPU); "blocked" runs the second way on the CPU, so both are checked here.
 SOLVER_TESTS = pytest.mark.parametrize("blocked", [False, True], ids=["per_pass", "blocked"])
-
-
-def convergence_tests(blocked):
-    """Make the sort-free solvers test convergence in blocks (as on a GPU) on the CPU too, or per pass."""
-    if not blocked:
-        return contextlib.nullcontext()
-    return mock.patch.object(kernels, "PER_PASS_TEST_DEVICES", frozenset())
-
 
 # ---------------------------------------------------------------- reference
 
@@ -221,29 +211,6 @@ def test_sortfree_non_finite_rows(sortfree, blocked):
     assert P[1:3].isnan().all()
     assert P[3, 1] == 0 and torch.isfinite(P[3:]).all()
     assert_close(P[3:].sum(-1), torch.ones(2, dtype=F64))
-
-
-SYNC_CALLS = ("__bool__", "__float__", "__int__", "__index__", "item", "tolist")
-
-
-@contextlib.contextmanager
-def counted_host_reads(counter):
-    """Count the calls that read a tensor's value on the host (each one a device sync on a GPU)."""
-    originals = {name: getattr(torch.Tensor, name) for name in SYNC_CALLS}
-    original_equal = torch.equal
-
-    def counted(original):
-        def call(*args, **kwargs):
-            counter[0] += 1
-            return original(*args, **kwargs)
-
-        return call
-
-    with contextlib.ExitStack() as stack:
-        for name, original in originals.items():
-            stack.enter_context(mock.patch.object(torch.Tensor, name, counted(original)))
-        stack.enter_context(mock.patch.object(torch, "equal", counted(original_equal)))
-        yield
 
 
 @pytest.mark.parametrize("sortfree", [sparsemax_sortfree, entmax15_sortfree])
