@@ -234,6 +234,7 @@ class ShardBatches:
         Returns
         -------
         int
+            The number of global batches (and of this rank's local batches) of an epoch.
         """
         return max(1, math.ceil(self.total_rows / batch_size))
 
