@@ -5,9 +5,10 @@ Every rank builds the same data and takes its shard. Checks, each printing one `
 1. float64 steps: a small TabNet trained by ``_train_replica`` on two shards has, after a few
    steps, the weights and buffers of one process training a copy on the union with the global
    batches interleaved (row ``i`` from rank ``i mod 2``), to 1e-10;
-2. ``sparsetab.distributed.fit`` of a classifier: every rank has the fitted estimator, whose
-   tabular encoding and classes equal a one-process fit's on the union, with identical weights
-   and predictions on both ranks, and early stopping decided on rank 0's validation rows.
+2. ``sparsetab.distributed.fit`` of a classifier (an ensemble of two members): every rank has the
+   fitted estimator, whose tabular encoding and classes equal a one-process fit's on the union,
+   with identical weights and predictions on both ranks, and early stopping decided on rank 0's
+   validation rows; a fit that rank 0 refuses raises the same error on every rank.
 
 Any failure raises, so torchrun exits with a non-zero status.
 """
@@ -163,6 +164,7 @@ def check_estimator_fit(rank, world_size):
         max_epochs=3,
         early_stopping=True,
         numerical_transform="quantile",
+        n_ensemble=2,
         random_state=0,
     )
     with warnings.catch_warnings():
@@ -176,7 +178,7 @@ def check_estimator_fit(rank, world_size):
         )
     assert returned is estimator and estimator.__sklearn_is_fitted__()
     assert list(estimator.classes_) == ["high", "low", "top"], estimator.classes_
-    assert estimator.best_iteration_ is not None and len(estimator.validation_scores_) == estimator.n_iter_
+    assert len(estimator.ensemble_n_iter_) == 2 and len(estimator.validation_scores_) == estimator.n_iter_
     union_encoding = TabularEncoding("auto", numerical_transform="quantile", random_state=None)
     # The union in rank order, as distributed.fit concatenates the shards (the sums' rounding depends on the order).
     union = frame.iloc[np.concatenate([np.arange(len(label))[r::world_size] for r in range(world_size)])]
@@ -193,6 +195,13 @@ def check_estimator_fit(rank, world_size):
     for other_weights, other_probabilities in gathered:
         assert torch.equal(other_weights, weights)
         np.testing.assert_array_equal(other_probabilities, probabilities)
+    # What rank 0's fit refuses is raised on every rank, none left waiting.
+    try:
+        fit(SparseTabNetClassifier(early_stopping=True), frame.iloc[rows], label[rows])
+    except ValueError as error:
+        assert "needs validation rows" in str(error), error
+    else:
+        raise AssertionError("early_stopping=True without X_val was accepted")
     if rank == 0:
         print(f"OK distributed.fit: {estimator.n_iter_} epochs, classes {list(estimator.classes_)}", flush=True)
 
