@@ -176,7 +176,37 @@ class BaseSparseTabNet(
         """
         return self._fit(X, y, sample_weight, incremental=True)
 
-    def _fit(self, X, y, sample_weight, *, X_val=None, y_val=None, sample_weight_val=None, incremental, classes=None):
+    @_fit_context(prefer_skip_nested_validation=True)
+    def _fit_with_trainer(self, trainer, X, y, sample_weight=None, *, X_val=None, y_val=None, sample_weight_val=None):
+        """``fit`` whose networks are trained by ``trainer`` (a function of ``train_network``'s signature).
+
+        For :mod:`sparsetab.distributed`: rank 0 fits on the union of the shards, and its trainer
+        trains each network together with the other processes.
+        """
+        return self._fit(
+            X,
+            y,
+            sample_weight,
+            X_val=X_val,
+            y_val=y_val,
+            sample_weight_val=sample_weight_val,
+            incremental=False,
+            trainer=trainer,
+        )
+
+    def _fit(
+        self,
+        X,
+        y,
+        sample_weight,
+        *,
+        X_val=None,
+        y_val=None,
+        sample_weight_val=None,
+        incremental,
+        classes=None,
+        trainer=train_network,
+    ):
         """The one implementation of ``fit`` (``incremental=False``) and ``partial_fit`` (``True``)."""
         if y is None:
             raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y is None.")
@@ -212,10 +242,24 @@ class BaseSparseTabNet(
                 sample_weight_val,
                 incremental=incremental,
                 first_pass=first_pass,
+                trainer=trainer,
             )
         return self
 
-    def _fit_prepared(self, kind, frame, y, sample_weight, X_val, y_val, sample_weight_val, *, incremental, first_pass):
+    def _fit_prepared(
+        self,
+        kind,
+        frame,
+        y,
+        sample_weight,
+        X_val,
+        y_val,
+        sample_weight_val,
+        *,
+        incremental,
+        first_pass,
+        trainer=train_network,
+    ):
         targets = kind.encode(y, "y")
         if len(targets) != frame.shape[0]:
             raise ValueError(
@@ -311,7 +355,7 @@ class BaseSparseTabNet(
                 )
             # As scikit-learn's MLP: partial_fit continues the optimizer (Adam's moments, the decayed
             # learning rate); fit, warm started or not, starts a fresh one at learning_rate.
-            history = train_network(
+            history = trainer(
                 self.network_,
                 kind.loss,
                 X_train,

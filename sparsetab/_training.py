@@ -21,6 +21,7 @@ __all__ = [
     "STOP_REASONS",
     "EpochRecord",
     "ObserverGroup",
+    "SingleProcess",
     "TensorBatches",
     "TrainingConfig",
     "TrainingHistory",
@@ -317,6 +318,72 @@ class TensorBatches:
             yield self.X.index_select(0, index), self.y.index_select(0, index), weight
 
 
+class SingleProcess:
+    """How :func:`train_network` combines its work with other processes': here, with none.
+
+    The default of ``train_network(replicas=...)``; every method leaves its input as it is, so a
+    one-process fit computes exactly what it would without this object. Training across processes
+    (:mod:`sparsetab.distributed`) replaces it with one whose methods reduce over the process group,
+    so that each process's gradient is its share of the gradient of the global batch (the union of
+    the processes' local batches of a step).
+    """
+
+    def batch_normalisers(self, batch_weight, n_rows):
+        """What the local batch's weighted loss and sparsity loss are divided by and scaled with.
+
+        Parameters
+        ----------
+        batch_weight : torch.Tensor, scalar
+            Sum of the local batch's sample weights.
+        n_rows : int
+            Rows of the local batch.
+
+        Returns
+        -------
+        weight_total : torch.Tensor, scalar
+            The sum of weights of the global batch: ``batch_weight`` itself here.
+        row_share : torch.Tensor, scalar, or None
+            The local batch's share of the global batch's rows, which weights its sparsity loss (a
+            mean over rows); None here: the sparsity loss is used as it is.
+        """
+        return batch_weight, None
+
+    def reduce_gradients(self, tensors):
+        """Sum the gradients of ``tensors`` over the processes, in place; nothing to do here.
+
+        Parameters
+        ----------
+        tensors : list of torch.Tensor
+            The tensors the optimizer updates (their ``grad`` is set).
+        """
+
+    def sum_over_processes(self, value):
+        """The sum of ``value`` over the processes: ``value`` itself here.
+
+        Parameters
+        ----------
+        value : torch.Tensor, scalar
+            A local total (the epoch's weighted training objective).
+
+        Returns
+        -------
+        torch.Tensor, scalar
+        """
+        return value
+
+    def synchronise(self, network):
+        """Make the network's state the same on every process before it is evaluated; nothing to do here.
+
+        Parameters
+        ----------
+        network : torch.nn.Module
+            The network being trained.
+        """
+
+
+_SINGLE_PROCESS = SingleProcess()
+
+
 def _snapshot(network):
     # A copy of the weights and buffers to restore later: clones, several times faster than deepcopy;
     # load_state_dict reads the version metadata, which is kept.
@@ -365,6 +432,7 @@ def train_network(
     optimizer_state=None,
     observer=None,
     batches=None,
+    replicas=None,
 ):
     """Train ``network`` in place and return its history.
 
@@ -398,6 +466,11 @@ def train_network(
         Where the batches come from when the rows are not tensors in memory: an object with
         the methods of :class:`TensorBatches` (``steps_per_epoch(batch_size)`` and
         ``epoch(batch_size, generator)``). None: ``TensorBatches(X, y, sample_weight)``.
+    replicas : SingleProcess or None
+        How the steps combine with other processes training the same network on other rows (an
+        object with the methods of :class:`SingleProcess`): the loss normalisers of a local batch,
+        the reduction of the gradients, the sum of the epoch's loss totals, and the
+        synchronisation of the network before each evaluation. None: one process.
 
     Returns
     -------
@@ -416,6 +489,7 @@ def train_network(
         ``partial_fit`` epoch starts after the end of a cosine schedule (learning rate 0).
     """
     data = TensorBatches(X, y, sample_weight) if batches is None else batches
+    replicas = _SINGLE_PROCESS if replicas is None else replicas
     # Listed once: walking the module tree for every step's zero_grad and clipping cost about 4% of a step.
     parameters = list(network.parameters())
     # One flat tensor for clipping and Adam where the parameters allow it (see _flat_parameters); the
@@ -477,14 +551,17 @@ def train_network(
                         for group in optimizer.param_groups:
                             group["lr"] = rate
                     output, _, sparsity_loss = network(X_batch)
-                    batch_weight = weight.sum()
+                    batch_weight, row_share = replicas.batch_normalisers(weight.sum(), X_batch.shape[0])
                     loss = (loss_function(output, y_batch) * weight).sum() / batch_weight
+                    if row_share is not None:
+                        sparsity_loss = sparsity_loss * row_share
                     objective = loss + config.lambda_sparse * sparsity_loss
                     for parameter in parameters:  # what optimizer.zero_grad(set_to_none=True) does, without its hooks
                         parameter.grad = None
                     objective.backward()
                     if flat is not None:
                         flat.gather_gradients()
+                    replicas.reduce_gradients(optimized)
                     if config.max_grad_norm is not None:
                         torch.nn.utils.clip_grad_norm_(optimized, config.max_grad_norm, foreach=True)
                     optimizer.step()
@@ -494,7 +571,8 @@ def train_network(
                     total = total + objective.detach().double() * batch_weight.double()
                     total_weight = total_weight + batch_weight.double()
                     observer.step_end()
-                epoch_loss = float(total / total_weight)
+                replicas.synchronise(network)
+                epoch_loss = float(replicas.sum_over_processes(total) / total_weight)
                 # A finite loss can still leave overflowed weights or batch norm statistics behind.
                 history.diverged = not math.isfinite(epoch_loss) or not _all_finite(network)
                 if history.diverged:

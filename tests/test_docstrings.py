@@ -22,6 +22,7 @@ from numpydoc.validate import validate
 PUBLIC_MODULES = [
     "sparsetab",
     "sparsetab.datasets",
+    "sparsetab.distributed",
     "sparsetab.entmax",
     "sparsetab.inspection",
     "sparsetab.io",

@@ -9,6 +9,7 @@ Hoffer, E., Hubara, I. and Soudry, D. (2017). Train longer, generalize better: c
 generalization gap in large batch training of neural networks. NeurIPS. (Ghost batch norm.)
 """
 
+import contextlib
 import functools
 import math
 
@@ -66,6 +67,10 @@ class GhostBatchNorm(nn.Module):
     ----------
     Hoffer, Hubara and Soudry (2017), section 4; Arik and Pfister (2021), section 3.
     """
+
+    # The sum over processes of a whole-batch normalisation in training mode (see statistics_across); a class
+    # attribute, so that modules pickled before it existed, and every module outside that block, have None.
+    _all_reduce = None
 
     def __init__(self, num_features, virtual_batch_size=128, momentum=0.02, epsilon=1e-5):
         super().__init__()
@@ -147,6 +152,8 @@ class GhostBatchNorm(nn.Module):
             scale = torch.rsqrt(self.running_var + self.epsilon) * self.weight
             return torch.addcmul(self.bias - self.running_mean * scale, x, scale)
         n_rows, width = x.shape
+        if self._all_reduce is not None and self.virtual_batch_size is None:
+            return self._normalise_across(x)
         n_virtual = 1 if self.virtual_batch_size is None else max(1, math.ceil(n_rows / self.virtual_batch_size))
         rows, n_large = divmod(n_rows, n_virtual)
         if n_large == 0:  # equal virtual batches, the common case
@@ -158,6 +165,55 @@ class GhostBatchNorm(nn.Module):
             small, small_record = self._normalise(x[split:], n_virtual - n_large, rows, width)
             output = torch.cat([large, small])
             self._pending.append((n_virtual, large_record, small_record))
+        if len(self._pending) >= _MAX_PENDING_STEPS:
+            self.flush_running_stats()
+        return output
+
+    @contextlib.contextmanager
+    def statistics_across(self, all_reduce):
+        """Within the block, a whole-batch normalisation takes its statistics over the rows of all processes.
+
+        For training one network in several processes, each with its own rows: in training mode, a
+        module with ``virtual_batch_size=None`` normalises its rows with the mean and biased variance
+        of the union of every process's batch (as :class:`torch.nn.SyncBatchNorm`), so that its output
+        and its running statistics are those of one process normalising the union. Modules with
+        virtual batches are not changed: their virtual batches stay local. Evaluation mode is not
+        changed either.
+
+        Parameters
+        ----------
+        all_reduce : callable
+            ``all_reduce(tensor) -> tensor``: the sum of ``tensor`` over the processes, differentiable
+            (its gradient is the sum of the gradients over the processes); every process must enter
+            the block and run the same forward passes.
+
+        Yields
+        ------
+        GhostBatchNorm
+            ``self``.
+        """
+        self._all_reduce = all_reduce
+        try:
+            yield self
+        finally:
+            del self._all_reduce  # back to the class attribute, so that pickles do not change
+
+    def _normalise_across(self, x):
+        # One reduction for the column sums and the row count, one for the centred squares (two passes, as
+        # native batch norm, rather than the cancellation-prone mean of squares).
+        n_rows = x.shape[0]
+        sums = self._all_reduce(torch.cat([x.sum(dim=0), x.new_full((1,), n_rows)]))
+        total_rows = sums[-1]
+        mean = sums[:-1] / total_rows
+        centred = x - mean
+        variance = self._all_reduce((centred * centred).sum(dim=0)) / total_rows
+        inverse_std = torch.rsqrt(variance + self.epsilon)
+        output = centred * (inverse_std * self.weight) + self.bias
+        rows = int(total_rows.item())
+        if rows == 1:  # a single row has zero variance, as in _normalise
+            self._pending.append((1, (1, mean.detach(), None)))
+        else:
+            self._pending.append((1, (rows, mean.detach(), inverse_std.detach())))
         if len(self._pending) >= _MAX_PENDING_STEPS:
             self.flush_running_stats()
         return output

@@ -194,3 +194,32 @@ def test_deferred_running_statistics_equal_one_update_per_step(sizes):
     deferred.load_state_dict(stepwise.state_dict())
     deferred.eval()
     torch.testing.assert_close(deferred.running_mean, stepwise.running_mean, rtol=0, atol=0)
+
+
+def test_statistics_across_processes_normalise_with_the_union_of_their_rows():
+    # Two processes holding the same rows, simulated by an all-reduce that doubles: the union's mean and biased
+    # variance are the rows' own, so the output is plain batch norm's, and the running variance is the unbiased
+    # variance of 2n rows: var * 2n / (2n - 1).
+    generator = torch.Generator().manual_seed(3)
+    x = torch.randn(10, 4, generator=generator, dtype=torch.float64) * 3 + 1
+    norm = GhostBatchNorm(4, virtual_batch_size=None, momentum=1.0).double()
+    with torch.no_grad():
+        norm.weight.copy_(torch.tensor([1.0, 2.0, 0.5, -1.0]))
+        norm.bias.copy_(torch.tensor([0.0, 1.0, -1.0, 2.0]))
+    norm.train()
+    with norm.statistics_across(lambda tensor: 2 * tensor) as entered:
+        output = norm(x)
+    assert entered is norm and "_all_reduce" not in vars(norm)  # pickles and later passes are unchanged
+    expected = torch.nn.functional.batch_norm(x, None, None, norm.weight, norm.bias, training=True, eps=norm.epsilon)
+    torch.testing.assert_close(output, expected, rtol=1e-12, atol=1e-12)
+    norm.eval()
+    torch.testing.assert_close(norm.running_mean, x.mean(dim=0), rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(norm.running_var, x.var(dim=0, unbiased=False) * 20 / 19, rtol=1e-12, atol=1e-12)
+
+
+def test_statistics_across_processes_leave_virtual_batches_local():
+    x = torch.randn(16, 3, generator=torch.Generator().manual_seed(4))
+    ghost = GhostBatchNorm(3, virtual_batch_size=4).train()
+    with ghost.statistics_across(lambda tensor: 2 * tensor):
+        output = ghost(x)
+    torch.testing.assert_close(output, _reference_ghost_batch_norm(x, 4))
