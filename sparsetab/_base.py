@@ -205,7 +205,7 @@ class BaseSparseTabNet(
         sample_weight_val=None,
         incremental,
         classes=None,
-        trainer=train_network,
+        trainer=None,
     ):
         """The one implementation of ``fit`` (``incremental=False``) and ``partial_fit`` (``True``)."""
         if y is None:
@@ -258,7 +258,7 @@ class BaseSparseTabNet(
         *,
         incremental,
         first_pass,
-        trainer=train_network,
+        trainer=None,
     ):
         targets = kind.encode(y, "y")
         if len(targets) != frame.shape[0]:
@@ -355,7 +355,8 @@ class BaseSparseTabNet(
                 )
             # As scikit-learn's MLP: partial_fit continues the optimizer (Adam's moments, the decayed
             # learning rate); fit, warm started or not, starts a fresh one at learning_rate.
-            history = trainer(
+            # Looked up at the call (not bound as a default), so a patched train_network is the one used.
+            history = (train_network if trainer is None else trainer)(
                 self.network_,
                 kind.loss,
                 X_train,
