@@ -202,6 +202,10 @@ class EntmaxEvaluator:
         else:
             self.mode = "power"
         self.ez = ez  # eps * (x - max x): -inf stays -inf (+inf if eps < 0)
+        # Where eps < 0 a -inf score has ez = +inf: its base is clamped to _BIG, which the power 1 / eps
+        # maps to a tiny positive number (1e-60 at alpha 0.5), not to its probability 0; marked dead.
+        negative = isinstance(eps, torch.Tensor) or eps < 0
+        self.infinite = torch.isposinf(ez) if self.mode == "log" and negative else None
         # Without buffers (inside vmap, which has no batching rule for out=),
         # every out= below is None and each op allocates its result.
         new = (lambda: torch.empty_like(ez)) if buffers else (lambda: None)
@@ -219,6 +223,8 @@ class EntmaxEvaluator:
             # Both bounds floats: ONNX decomposition cannot lower a clamp with an int and a float bound.
             u = self.clamp(torch.sub(self.ez, c * eps, out=self._b), min=-1.0, max=_BIG)
             live = torch.add(u, 1, out=self._g).sign_()
+            if self.infinite is not None:
+                live.masked_fill_(self.infinite, 0)
             if self.need_counts:
                 n = live.sum(dim, keepdim=True)
             p = self.clamp(torch.log1p(u.mul_(live), out=self._p).mul_(self.inv_eps), min=self.floor).exp_().mul_(live)
@@ -472,7 +478,7 @@ def entmax_backward(Y, alpha, dY, dim, need_alpha):
     """
     if torch.is_grad_enabled() and (Y.requires_grad or dY.requires_grad or getattr(alpha, "requires_grad", False)):
         return _entmax_backward_differentiable(Y, alpha, dY, dim, need_alpha)
-    if isinstance(alpha, torch.Tensor) and alpha.numel() == 1:
+    if isinstance(alpha, torch.Tensor) and alpha.numel() == 1 and not tests_in_blocks(Y):
         alpha = float(alpha)  # one alpha for all rows: the Python-number fast paths apply
     eps = alpha - 1 if isinstance(alpha, torch.Tensor) else float(alpha) - 1.0
     g = _entmax_slopes(Y, alpha, dim)
@@ -484,7 +490,11 @@ def entmax_backward(Y, alpha, dY, dim, need_alpha):
     if not need_alpha:
         return dX, None
     ell = torch.sub(1, torch.sign(Y)).add_(Y).log_()  # log Y, with log(1) = 0 where Y = 0
-    eps_min = float(eps.abs().min()) if isinstance(eps, torch.Tensor) else abs(eps)
+    # Off the CPU a tensor alpha is not read back to choose: the entry-by-entry form is exact for every alpha.
+    if isinstance(eps, torch.Tensor):
+        eps_min = 0.0 if tests_in_blocks(Y) else float(eps.abs().min())
+    else:
+        eps_min = abs(eps)
     if eps_min >= _SUMS_ALPHA_GRAD_EPS.get(Y.dtype, 1.0):
         # sum_i w_i p_i k_i = -(sum w g - sum w p + eps sum w p l) / eps^2 for w = dY and w = 1
         pl = ell.mul_(Y)
@@ -830,8 +840,10 @@ def softmax_or_zero(X, dim, check=True):
 def entmax_forward(X, alpha, dim, n_iter, ensure_sum_one, early_exit):
     """Solve alpha-entmax (no autograd); return ``(P, iterations)``."""
     z, _ = shift_by_max(X, dim)
-    # One alpha for every row: solve with the Python number (faster formulas).
-    single = isinstance(alpha, torch.Tensor) and alpha.numel() == 1 and not wrapped(alpha)
+    # One alpha for every row: solve with the Python number (faster formulas), except where reading it
+    # would make the host wait for the device (see tests_in_blocks).
+    blocked = early_exit and tests_in_blocks(X)
+    single = isinstance(alpha, torch.Tensor) and alpha.numel() == 1 and not wrapped(alpha) and not blocked
     eps, inv_eps, big = entmax_eps_parts(float(alpha) if single else alpha)
     in_vmap = wrapped(z)
     ez = scaled_scores(z, eps, inplace=not in_vmap)
@@ -840,8 +852,8 @@ def entmax_forward(X, alpha, dim, n_iter, ensure_sum_one, early_exit):
         p = p.div_(torch.where(f > 0, f, torch.ones_like(f)))
     if isinstance(alpha, torch.Tensor):
         is_one = alpha == 1
-        if not early_exit or bool(is_one.any()):
-            p = torch.where(is_one, softmax_or_zero(X, dim, check=early_exit), p)
+        if not early_exit or blocked or bool(is_one.any()):
+            p = torch.where(is_one, softmax_or_zero(X, dim, check=early_exit and not blocked), p)
     return p, iters
 
 

@@ -722,3 +722,16 @@ def test_blocked_convergence_tests_read_the_host_once_and_give_the_same_map(alph
         P = entmax_bisect(X, alpha, dim=-1)
     assert 1 <= blocked[0] <= 2 and 2 * blocked[0] < per_pass[0]
     torch.testing.assert_close(P, expected, atol=1e-6, rtol=0)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_a_tensor_alpha_below_one_gives_minus_inf_entries_exactly_zero(dtype):
+    # A tensor alpha takes the log-domain evaluation, where the -inf score of an alpha < 1 row (eps < 0)
+    # had its base clamped to a large number and came out 1e-60 instead of 0; its probability is 0.
+    inf = float("inf")
+    X = torch.tensor([[0.0, -inf, 0.5, -1.0], [0.3, -inf, -inf, 0.0]], dtype=dtype)
+    alpha = torch.tensor([[0.5], [0.8]], dtype=dtype)
+    P = entmax_bisect(X, alpha)
+    assert P[0, 1] == 0 and (P[1, 1:3] == 0).all()
+    for row, a in zip(range(2), (0.5, 0.8)):  # the same rows with a Python alpha (another evaluation)
+        assert_close(P[row], entmax_bisect(X[row : row + 1], a)[0], atol=1e-6, rtol=1e-5)
