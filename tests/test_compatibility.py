@@ -23,7 +23,10 @@ _maker = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_maker)
 X = _maker.reference_frame()
 REFERENCE = np.load(DATA / "reference_outputs.npz")
-TOLERANCE = dict(rtol=1e-5, atol=1e-6)
+# The reference outputs were computed on one CPU; float32 kernels differ between CPU types (AVX2 against
+# AVX-512 reductions): on an Intel Xeon the pretrainer's embedding differs from the AMD EPYC reference by up to
+# 2.5e-6 on values near 0.1. A changed behaviour moves outputs by orders of magnitude more.
+TOLERANCE = dict(rtol=1e-5, atol=1e-5)
 
 
 def _load_pickle(name):
