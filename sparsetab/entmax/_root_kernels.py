@@ -392,7 +392,7 @@ def solve_entmax(ez, eps, inv_eps, big, dim, n_iter, early_exit, buffers=True):
         done |= hi - lo <= tol
         done |= newton & (step_size <= tol)
         if blocked:
-            if not testing_pass(iters, True):
+            if not testing_pass(iters):
                 c = torch.where(done, c, torch.where(newton, cand, (lo + hi) / 2))
                 continue
             # Both questions in one read: all done, and all close enough for the final step.

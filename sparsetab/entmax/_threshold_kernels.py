@@ -93,9 +93,9 @@ def tests_in_blocks(X):
     return X.device.type not in PER_PASS_TEST_DEVICES
 
 
-def testing_pass(iteration, blocked):
-    """Whether pass ``iteration`` (counted from 1) tests convergence: every pass unless ``blocked``."""
-    return not blocked or (iteration >= _FIRST_TEST and (iteration - _FIRST_TEST) % _TEST_EVERY == 0)
+def testing_pass(iteration):
+    """Whether blocked tests (see :func:`tests_in_blocks`) test convergence after pass ``iteration`` (from 1)."""
+    return iteration >= _FIRST_TEST and (iteration - _FIRST_TEST) % _TEST_EVERY == 0
 
 
 # ---------------------------------------------------------------- sort-based
@@ -464,7 +464,7 @@ def _sparsemax_sortfree_threshold(X, m, largest_max, dim, inactive, fixed_tau, Y
             # Solved rows are frozen, so they stay solved and their result
             # does not depend on how long the other rows take.
             solved = count == count_prev
-            if blocked and testing_pass(iteration, blocked) and bool(solved.all()):
+            if blocked and testing_pass(iteration) and bool(solved.all()):
                 break
             threshold.tau = torch.where(solved, threshold.tau, threshold.tau + step)
         else:
@@ -542,7 +542,7 @@ def _entmax15_sortfree_threshold(X, m, largest_max, dim, inactive, fixed_tau, Y,
             # they are not done.
             step = torch.where(step.isnan(), _entmax15_fallback(s1, s2, count, mean, four), step)
             done = step.abs() <= tolerance
-            if testing_pass(iteration, blocked) and bool(done.all()):
+            if testing_pass(iteration) and bool(done.all()):
                 break
             threshold.tau = torch.where(done, threshold.tau, threshold.tau + step)
             continue
