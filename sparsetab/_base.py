@@ -177,11 +177,27 @@ class BaseSparseTabNet(
         return self._fit(X, y, sample_weight, incremental=True)
 
     @_fit_context(prefer_skip_nested_validation=True)
-    def _fit_with_trainer(self, trainer, X, y, sample_weight=None, *, X_val=None, y_val=None, sample_weight_val=None):
+    def _fit_with_trainer(
+        self,
+        trainer,
+        X,
+        y,
+        sample_weight=None,
+        *,
+        X_val=None,
+        y_val=None,
+        sample_weight_val=None,
+        classes=None,
+        encoding=None,
+        n_rows=None,
+    ):
         """``fit`` whose networks are trained by ``trainer`` (a function of ``train_network``'s signature).
 
         For :mod:`sparsetab.distributed`: rank 0 fits on the union of the shards, and its trainer
-        trains each network together with the other processes.
+        trains each network together with the other processes. For :mod:`sparsetab.streaming`:
+        ``X`` is a sample of the rows, ``classes`` the labels of all of them, ``encoding`` the
+        tabular encoding fitted on all of them and ``n_rows`` their count (for the batch sizes
+        and ``early_stopping="auto"``); the trainer reads the rows from their source.
         """
         return self._fit(
             X,
@@ -191,7 +207,10 @@ class BaseSparseTabNet(
             y_val=y_val,
             sample_weight_val=sample_weight_val,
             incremental=False,
+            classes=classes,
             trainer=trainer,
+            encoding=encoding,
+            n_rows=n_rows,
         )
 
     def _fit(
@@ -206,6 +225,8 @@ class BaseSparseTabNet(
         incremental,
         classes=None,
         trainer=None,
+        encoding=None,
+        n_rows=None,
     ):
         """The one implementation of ``fit`` (``incremental=False``) and ``partial_fit`` (``True``)."""
         if y is None:
@@ -243,6 +264,8 @@ class BaseSparseTabNet(
                 incremental=incremental,
                 first_pass=first_pass,
                 trainer=trainer,
+                encoding=encoding,
+                n_rows=n_rows,
             )
         return self
 
@@ -259,6 +282,8 @@ class BaseSparseTabNet(
         incremental,
         first_pass,
         trainer=None,
+        encoding=None,
+        n_rows=None,
     ):
         targets = kind.encode(y, "y")
         if len(targets) != frame.shape[0]:
@@ -282,7 +307,8 @@ class BaseSparseTabNet(
         random_state = check_random_state(self.random_state)
         seed = int(random_state.randint(np.iinfo(np.int32).max))
         has_validation = X_val is not None
-        early_stopping = not incremental and resolve_early_stopping(self.early_stopping, frame.shape[0], has_validation)
+        n_training_rows = frame.shape[0] if n_rows is None else n_rows
+        early_stopping = not incremental and resolve_early_stopping(self.early_stopping, n_training_rows, has_validation)
         frame_val = None
         if early_stopping and not has_validation:
             train_index, val_index = split_validation(
@@ -305,7 +331,9 @@ class BaseSparseTabNet(
                 "after dropping rows of zero sample_weight and holding out validation rows."
             )
 
-        batch_size, virtual_batch_size = resolve_batch_sizes(self.batch_size, self.virtual_batch_size, frame.shape[0])
+        if n_rows is None:
+            n_training_rows = frame.shape[0]  # after the validation split
+        batch_size, virtual_batch_size = resolve_batch_sizes(self.batch_size, self.virtual_batch_size, n_training_rows)
         device = self._device
         pretrainer = None
         if first_pass:
@@ -313,7 +341,7 @@ class BaseSparseTabNet(
             pretrainer = self._fitted_pretrainer()
             # A pretrainer pickled before fit ids existed has none: "" still tells it from no pretrainer.
             self._pretrained_fit = None if pretrainer is None else getattr(pretrainer, "fit_id_", "")
-            X_train = self._fit_tabular_encoding(frame, pretrainer, seed)
+            X_train = self._fit_tabular_encoding(frame, pretrainer, seed, encoding)
             kind.fit_scale(targets)
             for name, value in kind.attributes().items():
                 setattr(self, name, value)
@@ -401,9 +429,12 @@ class BaseSparseTabNet(
         if tasks is not None:
             tasks.fit_end()
 
-    def _fit_tabular_encoding(self, frame, pretrainer, seed):
-        """Learn (or take from the pretrainer) the tabular encoding and ``categories_``; encode ``frame``."""
-        if pretrainer is None:
+    def _fit_tabular_encoding(self, frame, pretrainer, seed, encoding=None):
+        """Learn (or take from the pretrainer, or as ``encoding``) the tabular encoding and ``categories_``; encode ``frame``."""
+        if pretrainer is None and encoding is not None:  # fitted on every row of a stream (sparsetab.streaming)
+            self._tabular_encoding = copy.deepcopy(encoding)
+            X_train = self._encode_frame(frame)
+        elif pretrainer is None:
             # The fit's seed, already drawn: the quantile fit takes no draw of its own from random_state.
             self._tabular_encoding = TabularEncoding(
                 self.categorical_features, numerical_transform=self.numerical_transform, random_state=seed

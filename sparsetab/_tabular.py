@@ -19,6 +19,7 @@ Column typing is decided once, at fit, and replayed at predict:
 
 import datetime
 import numbers
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -31,6 +32,7 @@ from ._category_values import align_to_categories, category_kind
 from ._warnings import warn
 
 __all__ = [
+    "ColumnSummary",
     "FLAT_TOLERANCE",
     "NUMERICAL_TRANSFORMS",
     "QUANTILE_SUBSAMPLE",
@@ -222,6 +224,104 @@ def _sorted_categories(values):
         return list(values)
 
 
+@dataclass
+class ColumnSummary:
+    """What a tabular encoding learns from rows, for one chunk of a table or several merged.
+
+    Built by :meth:`TabularEncoding.summarise`; the summary of a table read in chunks is the
+    :meth:`merge` of its chunks' summaries, and :meth:`TabularEncoding.fit_summary` fits the
+    encoding from it. Numeric arrays are over the numeric columns, in column order; the dicts
+    are keyed by the position of each categorical column.
+
+    Attributes
+    ----------
+    n_rows : int
+        Rows summarised.
+    counts : numpy.ndarray of shape (n_numeric,), int
+        Present (not missing) values of each numeric column.
+    mean, std : numpy.ndarray of shape (n_numeric,), float64
+        Mean and population standard deviation of the present values (0 without any).
+    minimum, maximum : numpy.ndarray of shape (n_numeric,), float64
+        Smallest and largest present value (+inf and -inf without any).
+    categories : dict of int -> array-like
+        The distinct present values of each categorical column, in order of first appearance.
+    declared_categories : dict of int -> list
+        The declared categories of each column of pandas ``category`` dtype (in declared order,
+        merged in order of first appearance); absent for other columns.
+    category_missing : dict of int -> bool
+        Whether each categorical column has a missing value.
+    category_dtypes : dict of int -> str
+        Each categorical column's dtype, as ``str(dtype)``, in the first chunk.
+    """
+
+    n_rows: int
+    counts: np.ndarray
+    mean: np.ndarray
+    std: np.ndarray
+    minimum: np.ndarray
+    maximum: np.ndarray
+    categories: dict
+    declared_categories: dict
+    category_missing: dict
+    category_dtypes: dict
+
+    def merge(self, other):
+        """The summary of the rows of ``self`` and ``other`` together.
+
+        The moments combine by the pairwise update of Chan, Golub and LeVeque (1979, "Updating
+        formulae and a pairwise algorithm for computing sample variances", Eq. 2.1): with
+        ``delta`` the difference of the means, the sum of squared deviations of the union is
+        ``m2_a + m2_b + delta**2 * n_a * n_b / (n_a + n_b)``.
+
+        Parameters
+        ----------
+        other : ColumnSummary
+            The summary of other rows of the same columns.
+
+        Returns
+        -------
+        ColumnSummary
+            A new summary; neither input is changed.
+
+        Raises
+        ------
+        ValueError
+            If the two summaries have different numeric or categorical columns.
+        """
+        if self.counts.shape != other.counts.shape or set(self.categories) != set(other.categories):
+            raise ValueError(
+                "The summaries have different columns: numeric "
+                f"{self.counts.shape[0]} and {other.counts.shape[0]}, categorical positions "
+                f"{sorted(self.categories)} and {sorted(other.categories)}."
+            )
+        n_a, n_b = self.counts.astype(np.float64), other.counts.astype(np.float64)
+        total = n_a + n_b
+        divisor = np.maximum(total, 1.0)
+        delta = other.mean - self.mean
+        mean = self.mean + delta * n_b / divisor
+        squares = self.std**2 * n_a + other.std**2 * n_b + delta**2 * n_a * n_b / divisor
+        declared = dict(self.declared_categories)
+        for j, categories in other.declared_categories.items():
+            listed = declared.get(j, [])
+            known = set(listed)
+            declared[j] = listed + [c for c in categories if c not in known]
+        return ColumnSummary(
+            n_rows=self.n_rows + other.n_rows,
+            counts=self.counts + other.counts,
+            mean=np.where(total > 0, mean, 0.0),
+            std=np.sqrt(squares / divisor),
+            minimum=np.minimum(self.minimum, other.minimum),
+            maximum=np.maximum(self.maximum, other.maximum),
+            categories={
+                j: pd.unique(np.concatenate([np.asarray(values, dtype=object), np.asarray(other.categories[j], dtype=object)]))
+                for j, values in self.categories.items()
+            },
+            declared_categories=declared,
+            category_missing={j: self.category_missing[j] or other.category_missing[j] for j in self.category_missing},
+            category_dtypes={**other.category_dtypes, **self.category_dtypes},
+        )
+
+
 class TabularEncoding:
     """The tabular encoding: learn the column types of a table at fit and turn tables into float32 matrices.
 
@@ -317,67 +417,180 @@ class TabularEncoding:
         TypeError
             If a column has a datetime, timedelta, period, interval or complex dtype.
         """
+        self._check_numerical_transform()
+        self.is_categorical_ = self._resolve_categorical(frame)
+        numeric = self._numeric_block(frame)
+        self._fit_summary(self._summarise(frame, numeric), numeric, keep_declared_categories=False)
+        return self._assemble(frame, numeric)
+
+    def resolve_columns(self, frame):
+        """Decide which columns are categorical, from the dtypes of ``frame`` (the first chunk of a stream).
+
+        The first step of a fit in chunks (:mod:`sparsetab.streaming`): :meth:`summarise` then
+        reads every chunk, and :meth:`fit_summary` sets the fitted attributes.
+
+        Parameters
+        ----------
+        frame : pandas.DataFrame of shape (n_samples, n_features)
+
+        Returns
+        -------
+        numpy.ndarray of shape (n_features,), bool
+            ``is_categorical_``, which is also set.
+
+        Raises
+        ------
+        ValueError
+            If ``categorical_features`` or ``numerical_transform`` is malformed.
+        TypeError
+            If a column has a datetime, timedelta, period, interval or complex dtype.
+        """
+        self._check_numerical_transform()
+        self.is_categorical_ = self._resolve_categorical(frame)
+        return self.is_categorical_
+
+    def summarise(self, frame):
+        """The statistics of ``frame`` that the encoding learns, for columns typed by :meth:`resolve_columns`.
+
+        Parameters
+        ----------
+        frame : pandas.DataFrame of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ColumnSummary
+            Merge the summaries of a table's chunks with :meth:`ColumnSummary.merge`.
+
+        Raises
+        ------
+        ValueError
+            If a numeric column holds strings or infinities.
+        TypeError
+            If a categorical column holds values that cannot be categories.
+        """
+        return self._summarise(frame, self._numeric_block(frame))
+
+    def fit_summary(self, summary, sample):
+        """Set the fitted attributes from the summary of a whole table and a sample of its rows.
+
+        Every statistic is the whole table's (``summary``: categories, missing values, mean,
+        standard deviation, minimum and maximum), except the quantile map of
+        ``numerical_transform="quantile"``, which is fitted on ``sample``. The categories of a
+        column of pandas ``category`` dtype are all its declared categories (in declared order,
+        then any other value seen), observed or not, so that a category absent from the data
+        read so far keeps its code.
+
+        Parameters
+        ----------
+        summary : ColumnSummary
+            The merged :meth:`summarise` of every chunk of the table.
+        sample : pandas.DataFrame of shape (n_sample_rows, n_features)
+            Rows of the table (for example a uniform random sample), at least one.
+
+        Returns
+        -------
+        TabularEncoding
+            ``self``, fitted.
+
+        Raises
+        ------
+        ValueError
+            If ``summary`` covers no row, or a numeric column of ``sample`` holds strings or
+            infinities.
+        """
+        if summary.n_rows == 0:
+            raise ValueError("The summary covers no row; a tabular encoding needs at least one.")
+        self._fit_summary(summary, self._numeric_block(sample), keep_declared_categories=True)
+        return self
+
+    def _check_numerical_transform(self):
         if not (isinstance(self.numerical_transform, str) and self.numerical_transform in NUMERICAL_TRANSFORMS):
             raise ValueError(
                 f"numerical_transform must be one of {NUMERICAL_TRANSFORMS}, got {self.numerical_transform!r}."
             )
-        self.is_categorical_ = self._resolve_categorical(frame)
-        self.categories_ = {}
+
+    def _summarise(self, frame, numeric):
+        categories, declared, missing, dtypes = {}, {}, {}, {}
         for j in np.flatnonzero(self.is_categorical_):
             column = frame.iloc[:, j]
             if isinstance(column.dtype, pd.CategoricalDtype):
-                observed = set(column.dropna().unique())
-                self.categories_[j] = [c for c in column.cat.categories if c in observed]
+                declared[j] = list(column.cat.categories)
             else:
                 _check_category_values(column)
-                self.categories_[j] = _sorted_categories(pd.unique(column.dropna()))
+            categories[j] = pd.unique(column.dropna())
+            missing[j] = bool(column.isna().any())
+            dtypes[j] = str(column.dtype)
+        n_rows = frame.shape[0]
+        observed = ~np.isnan(numeric)
+        counts = observed.sum(axis=0)
+        # NaN-aware mean and standard deviation without numpy's all-NaN warnings, computed on
+        # the column divided by its largest magnitude, so squares of huge values cannot overflow.
+        peak = np.where(observed, np.abs(numeric), 0.0).max(axis=0, initial=0.0)
+        peak = np.where(peak > 0, peak, 1.0)
+        scaled = numeric / peak
+        scaled_mean = np.where(observed, scaled, 0.0).sum(axis=0) / np.maximum(counts, 1)
+        variance = np.where(observed, (scaled - scaled_mean) ** 2, 0.0).sum(axis=0) / np.maximum(counts, 1)
+        return ColumnSummary(
+            n_rows=n_rows,
+            counts=counts,
+            mean=scaled_mean * peak,
+            std=np.sqrt(variance) * peak,
+            minimum=np.where(observed, numeric, np.inf).min(axis=0, initial=np.inf),
+            maximum=np.where(observed, numeric, -np.inf).max(axis=0, initial=-np.inf),
+            categories=categories,
+            declared_categories=declared,
+            category_missing=missing,
+            category_dtypes=dtypes,
+        )
+
+    def _fit_summary(self, summary, numeric_sample, keep_declared_categories):
+        n_features = len(self.is_categorical_)
+        self.categories_ = {}
+        for j, values in summary.categories.items():
+            declared = summary.declared_categories.get(j)
+            if declared is None:
+                self.categories_[j] = _sorted_categories(values)
+            elif keep_declared_categories:
+                listed = set(declared)
+                self.categories_[j] = list(declared) + _sorted_categories([v for v in values if v not in listed])
+            else:
+                observed = set(values)
+                self.categories_[j] = [c for c in declared if c in observed]
         self._category_index = {j: pd.Index(categories, dtype=object) for j, categories in self.categories_.items()}
-        self.category_dtypes_ = {j: str(frame.iloc[:, j].dtype) for j in self.categories_}
-        numeric = self._numeric_block(frame)
-        self.center_ = np.zeros(frame.shape[1])
-        self.scale_ = np.ones(frame.shape[1])
-        self.has_missing_ = np.zeros(frame.shape[1], dtype=bool)
-        self.data_min_ = np.zeros(frame.shape[1])
-        self.data_max_ = np.zeros(frame.shape[1])
-        self.flat_ = np.zeros(frame.shape[1], dtype=bool)
-        self.constant_ = np.zeros(frame.shape[1], dtype=bool)
-        if numeric.shape[1]:
-            observed = ~np.isnan(numeric)
-            counts = observed.sum(axis=0)
-            # NaN-aware mean and standard deviation without numpy's all-NaN warnings, computed on
-            # the column divided by its largest magnitude, so squares of huge values cannot overflow.
-            peak = np.where(observed, np.abs(numeric), 0.0).max(axis=0)
-            peak = np.where(peak > 0, peak, 1.0)
-            scaled = numeric / peak
-            scaled_mean = np.where(observed, scaled, 0.0).sum(axis=0) / np.maximum(counts, 1)
-            variance = np.where(observed, (scaled - scaled_mean) ** 2, 0.0).sum(axis=0) / np.maximum(counts, 1)
-            mean, std = scaled_mean * peak, np.sqrt(variance) * peak
-            self.center_[~self.is_categorical_] = mean
-            self.scale_[~self.is_categorical_] = np.where(std > 0, std, 1.0)
-            self.has_missing_[~self.is_categorical_] = counts < numeric.shape[0]
+        self.category_dtypes_ = dict(summary.category_dtypes)
+        self.center_ = np.zeros(n_features)
+        self.scale_ = np.ones(n_features)
+        self.has_missing_ = np.zeros(n_features, dtype=bool)
+        self.data_min_ = np.zeros(n_features)
+        self.data_max_ = np.zeros(n_features)
+        self.flat_ = np.zeros(n_features, dtype=bool)
+        self.constant_ = np.zeros(n_features, dtype=bool)
+        if summary.counts.size:
+            counts, low, high = summary.counts, summary.minimum, summary.maximum
+            self.center_[~self.is_categorical_] = summary.mean
+            self.scale_[~self.is_categorical_] = np.where(summary.std > 0, summary.std, 1.0)
+            self.has_missing_[~self.is_categorical_] = counts < summary.n_rows
             present = counts > 0
-            low = np.where(observed, numeric, np.inf).min(axis=0)
-            high = np.where(observed, numeric, -np.inf).max(axis=0)
             self.data_min_[~self.is_categorical_] = np.where(present, low, 0.0)
             self.data_max_[~self.is_categorical_] = np.where(present, high, 0.0)
             magnitude = np.maximum(np.abs(low), np.abs(high))
             flat = ~present | (high - low <= FLAT_TOLERANCE * np.where(present, magnitude, 0.0))
             self.flat_[~self.is_categorical_] = flat
-            self.constant_[~self.is_categorical_] = flat & ((counts == numeric.shape[0]) | ~present)
-        for j, categories in self.categories_.items():
-            self.constant_[j] = len(categories) <= 1 and not frame.iloc[:, j].isna().any()
+            self.constant_[~self.is_categorical_] = flat & ((counts == summary.n_rows) | ~present)
+        for j, values in summary.categories.items():
+            # Information is what the rows show: declared categories that never occur do not make a column vary.
+            self.constant_[j] = len(values) <= 1 and not summary.category_missing[j]
         self.clip_ = True
         self.quantile_transformer_ = None
         varying = self._varying()
         if self.numerical_transform == "quantile" and varying.any():
-            # The training rows are within [data_min_, data_max_]: they need no clipping before the fit.
+            # The rows are within [data_min_, data_max_]: they need no clipping before the fit.
             self.quantile_transformer_ = QuantileTransformer(
-                n_quantiles=quantile_count(numeric.shape[0]),
+                n_quantiles=quantile_count(numeric_sample.shape[0]),
                 output_distribution="normal",
                 subsample=QUANTILE_SUBSAMPLE,
                 random_state=self.random_state,
-            ).fit(numeric[:, varying])
-        return self._assemble(frame, numeric)
+            ).fit(numeric_sample[:, varying])
 
     def transform(self, frame):
         """Encode ``frame`` with the types and categories learned at fit.

@@ -1,0 +1,466 @@
+"""Out-of-core fit: rows read from a file, a dataset or an iterator, never held in memory together.
+
+:func:`fit` reads the source twice over, in chunks:
+
+1. **The encoding pass** reads every row once. The tabular encoding is fitted on all of them:
+   the column types (from the first chunk's dtypes), the categories (every value seen; the
+   declared categories of a pandas ``category`` column are kept whole, observed or not), the
+   missing values, the mean and standard deviation (merged chunk by chunk, exactly), the
+   minimum and maximum; the classifier's labels and the row count are also the whole table's.
+   A seeded uniform random sample of ``encoding_sample_rows`` rows (a reservoir sample: the
+   rows of the smallest random keys) is kept for what needs the rows themselves: the quantile
+   map of ``numerical_transform="quantile"``, the bin edges of the piecewise linear encoding,
+   the regression target's standardisation and the rows ``feature_importances_`` averages over.
+2. **Training** runs the estimator's fit loop on batches read from the source
+   (:class:`StreamedBatches`): every epoch reads the parts of the source (Parquet row groups,
+   dataset fragments, dask partitions) in a new random order, shuffles the rows of each chunk,
+   and cuts batches of the sizes an in-memory epoch has.
+
+The memory held is one chunk, the sample and the model: it does not grow with the table.
+
+The mixing of an epoch is bounded by the source's layout: rows are shuffled within a chunk and
+parts are shuffled, but a CSV file or an iterator is one part, read in its order. A table sorted
+by the target (all of one class, then another) should be written in random order, or as a
+Parquet file of many row groups.
+"""
+
+import math
+
+import numpy as np
+import pandas as pd
+import torch
+from sklearn.base import is_classifier
+from sklearn.utils import check_random_state
+
+from ._params import resolve_early_stopping
+from ._table_sources import open_table_source
+from ._tabular import TabularEncoding
+from ._training import train_network
+
+__all__ = ["DEFAULT_CHUNK_ROWS", "DEFAULT_ENCODING_SAMPLE_ROWS", "StreamedBatches", "fit"]
+
+DEFAULT_CHUNK_ROWS = 65_536
+# The quantile map and the bin edges need sorted values of each column: 200,000 rows give quantiles within
+# about 0.2% of the rank (binomial standard error at the median, 0.5 / sqrt(200,000) = 0.11%).
+DEFAULT_ENCODING_SAMPLE_ROWS = 200_000
+
+
+def _columns(frame, target, sample_weight):
+    """Split a chunk into its feature columns, its target (Series or DataFrame) and its weights (or None)."""
+    wanted = list(target) + ([] if sample_weight is None else [sample_weight])
+    missing = [name for name in wanted if name not in frame.columns]
+    if missing:
+        raise ValueError(
+            f"The source has no column {missing[0]!r} (named by target or sample_weight); its columns are "
+            f"{[str(name) for name in frame.columns]}."
+        )
+    features = frame.drop(columns=wanted)
+    y = frame[target[0]] if len(target) == 1 else frame[list(target)]
+    weights = None
+    if sample_weight is not None:
+        weights = pd.to_numeric(frame[sample_weight]).to_numpy(dtype=np.float64, na_value=np.nan)
+        if not np.all(np.isfinite(weights)) or (weights < 0).any():
+            raise ValueError(
+                f"The sample_weight column {sample_weight!r} holds missing, infinite or negative values; weights "
+                "must be finite and non-negative."
+            )
+    return features, y, weights
+
+
+class _Reservoir:
+    """A uniform random sample of ``size`` rows of a stream: the rows of the ``size`` smallest random keys."""
+
+    def __init__(self, size, seed):
+        self.size, self.random = size, np.random.default_rng(seed)
+        self.keys, self.frames, self.seen = np.empty(0), [], 0
+
+    def add(self, frame):
+        keys = self.random.random(frame.shape[0])
+        positions = np.arange(self.seen, self.seen + frame.shape[0])
+        self.seen += frame.shape[0]
+        if len(self.keys) == self.size:  # only rows below the current largest kept key can enter
+            entering = keys < self.keys.max()
+            keys, positions, frame = keys[entering], positions[entering], frame.iloc[np.flatnonzero(entering)]
+        if frame.shape[0] == 0:
+            return
+        self.frames.append(frame.assign(_sparsetab_row=positions))
+        self.keys = np.concatenate([self.keys, keys])
+        if len(self.keys) > self.size:
+            kept = np.sort(np.argpartition(self.keys, self.size - 1)[: self.size])
+            sample = pd.concat(self.frames, ignore_index=True).iloc[kept]
+            self.keys, self.frames = self.keys[kept], [sample]
+
+    def rows(self):
+        # In the order of the stream: with a sample of every row, the fit sees the table as it is.
+        sample = pd.concat(self.frames, ignore_index=True).sort_values("_sparsetab_row", kind="stable")
+        return sample.drop(columns="_sparsetab_row").reset_index(drop=True)
+
+
+def _class_weight_of(labels, class_weight):
+    """Per-row class weights of ``labels`` for a dict ``class_weight`` (classes it does not name: 1)."""
+    return labels.map(lambda label: class_weight.get(label, 1.0)).to_numpy(dtype=np.float64)
+
+
+def _scan(source, estimator, *, target, sample_weight, chunk_rows, sample_rows, seed):
+    """The encoding pass: the tabular encoding, the labels, the class weights, the row count and the sample."""
+    encoding = TabularEncoding(
+        estimator.categorical_features, numerical_transform=estimator.numerical_transform, random_state=seed
+    )
+    classifier = is_classifier(estimator)
+    class_weight = getattr(estimator, "class_weight", None)
+    reservoir = _Reservoir(sample_rows, seed)
+    summary, feature_columns, label_counts = None, None, {}
+    for chunk in source.chunks(chunk_rows):
+        features, y, weights = _columns(chunk, target, sample_weight)
+        if feature_columns is None:
+            feature_columns = list(features.columns)
+            encoding.resolve_columns(features)
+        elif list(features.columns) != feature_columns:
+            raise ValueError(
+                f"A chunk of the {source.description} has the columns {list(features.columns)}; the first had "
+                f"{feature_columns}. Every chunk needs the same columns in the same order."
+            )
+        if weights is not None:  # rows of weight 0 are dropped, as fit drops them
+            kept = np.flatnonzero(weights > 0)
+            chunk, features, y = chunk.iloc[kept], features.iloc[kept], y.iloc[kept]
+        if classifier:  # the labels of every row of positive weight, as fit learns them before class weights
+            for label, count in y.value_counts(dropna=False).items():
+                label_counts[label] = label_counts.get(label, 0) + int(count)
+        if classifier and isinstance(class_weight, dict):  # a class weight of 0 drops rows too
+            kept = np.flatnonzero(_class_weight_of(y, class_weight) > 0)
+            chunk, features, y = chunk.iloc[kept], features.iloc[kept], y.iloc[kept]
+        if chunk.shape[0] == 0:
+            continue
+        part = encoding.summarise(features)
+        summary = part if summary is None else summary.merge(part)
+        reservoir.add(chunk)
+    if summary is None:
+        raise ValueError(f"The {source.description} holds no row of positive weight; a fit needs at least 2.")
+    sample = reservoir.rows()
+    encoding.fit_summary(summary, sample[feature_columns])
+    return encoding, sample, summary.n_rows, label_counts
+
+
+def _balanced(label_counts):
+    # scikit-learn's "balanced" rule, n_samples / (n_classes * count of the class), from the counts of every row.
+    n_rows, n_classes = sum(label_counts.values()), len(label_counts)
+    return {label: n_rows / (n_classes * count) for label, count in label_counts.items()}
+
+
+class StreamedBatches:
+    """Training batches read from a table source, for :func:`sparsetab._training.train_network`.
+
+    Each epoch reads the source's parts in a random order and the chunks of each part in their
+    order; the rows of each chunk are shuffled, carried over to the next chunk as needed, and cut
+    into the batches of an in-memory epoch of ``n_rows`` rows: ``ceil(n_rows / batch_size)``
+    batches whose sizes differ by at most one row. A source of one chunk gives exactly the
+    batches of an in-memory fit of its rows (the same draws from the same generator).
+
+    Parameters
+    ----------
+    source : sparsetab._table_sources.TableSource
+        Where the rows are.
+    encode : callable
+        ``encode(chunk)`` -> ``(X, y, sample_weight)`` tensors of the chunk's rows of positive
+        weight: the encoded features (float32, (n, n_columns)), the targets as the loss expects
+        them and the weights (float32, (n,)).
+    n_rows : int
+        Training rows of an epoch (rows of positive weight), counted by the encoding pass.
+    chunk_rows : int
+        Rows read at a time.
+    """
+
+    def __init__(self, source, encode, n_rows, chunk_rows):
+        self.source, self.encode, self.n_rows, self.chunk_rows = source, encode, n_rows, chunk_rows
+
+    def steps_per_epoch(self, batch_size):
+        """Optimiser steps of one epoch: ``max(1, ceil(n_rows / batch_size))``.
+
+        Parameters
+        ----------
+        batch_size : int
+            Rows per batch.
+
+        Returns
+        -------
+        int
+        """
+        return max(1, math.ceil(self.n_rows / batch_size))
+
+    def epoch(self, batch_size, generator):
+        """The batches of one epoch.
+
+        Parameters
+        ----------
+        batch_size : int
+            Rows per batch.
+        generator : torch.Generator
+            Source of the order of the parts (drawn only for a source of several parts) and of
+            each chunk's permutation.
+
+        Yields
+        ------
+        tuple of torch.Tensor
+            ``(X, y, sample_weight)`` of one batch.
+
+        Raises
+        ------
+        RuntimeError
+            If the source holds another number of training rows than the encoding pass counted
+            (the table changed between passes).
+        """
+        n_batches = self.steps_per_epoch(batch_size)
+        small, n_large = divmod(self.n_rows, n_batches)
+        sizes = iter([small + 1] * n_large + [small] * (n_batches - n_large))
+        order = torch.randperm(len(self.source), generator=generator).tolist() if len(self.source) > 1 else [0]
+        held, n_held, n_read, size = [], 0, 0, next(sizes)
+        for index in order:
+            for chunk in self.source.read(index, self.chunk_rows):
+                X, y, weight = self.encode(chunk)
+                if X.shape[0] == 0:
+                    continue
+                n_read += X.shape[0]
+                if n_read > self.n_rows:
+                    raise self._changed(f"more than {self.n_rows}")
+                permutation = torch.randperm(X.shape[0], generator=generator).to(X.device)
+                held.append((X.index_select(0, permutation), y.index_select(0, permutation), weight[permutation]))
+                n_held += X.shape[0]
+                while size is not None and n_held >= size:
+                    batch, held = _take(held, size)
+                    n_held -= size
+                    yield batch
+                    size = next(sizes, None)
+        if n_read != self.n_rows:
+            raise self._changed(n_read)
+
+    def _changed(self, n_read):
+        return RuntimeError(
+            f"The {self.source.description} held {self.n_rows} training rows when the encoding was fitted and "
+            f"{n_read} in this epoch: the table changed during the fit."
+        )
+
+
+def _take(held, size):
+    # The first `size` rows of the held pieces, and what remains of them.
+    taken, rest, needed = [], [], size
+    for piece in held:
+        if needed == 0:
+            rest.append(piece)
+        elif piece[0].shape[0] <= needed:
+            taken.append(piece)
+            needed -= piece[0].shape[0]
+        else:
+            taken.append(tuple(part[:needed] for part in piece))
+            rest.append(tuple(part[needed:] for part in piece))
+            needed = 0
+    batch = tuple(torch.cat(parts) if len(parts) > 1 else parts[0] for parts in zip(*taken))
+    return batch, rest
+
+
+class _StreamTrainer:
+    # train_network's signature: trains from the source instead of the encoded sample it is given.
+
+    def __init__(self, estimator, source, *, target, sample_weight, class_weight, n_rows, chunk_rows):
+        self.estimator, self.source, self.target, self.sample_weight = estimator, source, target, sample_weight
+        self.class_weight, self.n_rows, self.chunk_rows = class_weight, n_rows, chunk_rows
+        self.kind = None
+
+    def encode(self, chunk):
+        estimator = self.estimator
+        features, y, weights = _columns(chunk, self.target, self.sample_weight)
+        if self.class_weight is not None:
+            class_weights = _class_weight_of(y, self.class_weight)
+            weights = class_weights if weights is None else weights * class_weights
+        if weights is not None:
+            kept = np.flatnonzero(weights > 0)
+            features, y, weights = features.iloc[kept], y.iloc[kept], weights[kept]
+        else:
+            weights = np.ones(features.shape[0])
+        if self.kind is None:  # the fitted target kind: classes or target scaling, set before training starts
+            self.kind = estimator._target_kind()
+        X = estimator._encode_X(features)
+        targets = self.kind.tensor(self.kind.encode(y, "target"), estimator._device)
+        return X, targets, torch.as_tensor(weights, dtype=torch.float32, device=estimator._device)
+
+    def __call__(
+        self,
+        network,
+        loss_function,
+        X,
+        y,
+        sample_weight,
+        config,
+        generator,
+        score_function=None,
+        optimizer_state=None,
+        observer=None,
+    ):
+        batches = StreamedBatches(self.source, self.encode, self.n_rows, self.chunk_rows)
+        return train_network(
+            network,
+            loss_function,
+            None,
+            None,
+            None,
+            config,
+            generator,
+            score_function,
+            optimizer_state=optimizer_state,
+            observer=observer,
+            batches=batches,
+        )
+
+
+def _check_arguments(target, sample_weight, chunk_rows, encoding_sample_rows):
+    targets = [target] if isinstance(target, str) else list(target) if isinstance(target, (list, tuple)) else None
+    if not targets or not all(isinstance(name, str) for name in targets):
+        raise ValueError(f"target must be a column name or a non-empty list of column names, got {target!r}.")
+    if sample_weight is not None and not isinstance(sample_weight, str):
+        raise ValueError(f"sample_weight must be a column name or None, got {sample_weight!r}.")
+    for name, value, least in (("chunk_rows", chunk_rows, 1), ("encoding_sample_rows", encoding_sample_rows, 2)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
+            raise ValueError(f"{name} must be an int of at least {least}, got {value!r}.")
+    return targets
+
+
+def fit(
+    estimator,
+    source,
+    *,
+    target,
+    sample_weight=None,
+    chunk_rows=DEFAULT_CHUNK_ROWS,
+    encoding_sample_rows=DEFAULT_ENCODING_SAMPLE_ROWS,
+    X_val=None,
+    y_val=None,
+    sample_weight_val=None,
+):
+    """Fit ``estimator`` on a table larger than memory, read from ``source`` in chunks.
+
+    The tabular encoding is fitted on a full pass over the table before training, and the
+    network is then trained on batches read from the source; see the module description for
+    what comes from every row and what from the sample. With a source of one chunk and
+    ``encoding_sample_rows`` at least its rows, the fitted model is the one ``estimator.fit``
+    gives on that chunk.
+
+    Parameters
+    ----------
+    estimator : SparseTabNetClassifier or SparseTabNetRegressor
+        The estimator to fit, in place; its parameters apply as in ``fit``.
+    source : str, os.PathLike, pyarrow.dataset.Dataset, dask.dataframe.DataFrame, callable or sequence
+        The rows: a Parquet file or folder, a CSV / TSV file (optionally compressed), a pyarrow
+        dataset, a dask DataFrame, a function returning a new iterator of pandas DataFrames at
+        each call (e.g. ``lambda: pandas.read_csv(path, chunksize=100_000, dtype=...)``), or a
+        list of DataFrames. Every column other than ``target`` and ``sample_weight`` is a feature.
+    target : str or list of str
+        The target column (a list: several target columns, for a multi-output regressor).
+    sample_weight : str, default=None
+        The column of non-negative row weights; None: every row weighs 1.
+    chunk_rows : int, default=65536
+        Rows read at a time (a dask partition is read whole, then cut).
+    encoding_sample_rows : int, default=200000
+        Size of the uniform random sample of rows (seeded by ``random_state``) kept by the
+        encoding pass.
+    X_val : pandas.DataFrame of shape (n_val_samples, n_features), default=None
+        Validation rows, in memory, for early stopping and ``validation_scores_``. The source
+        is not split: without them, ``early_stopping`` must resolve to False.
+    y_val : array-like of shape (n_val_samples,) or (n_val_samples, n_outputs), default=None
+        Validation targets; required with ``X_val``.
+    sample_weight_val : array-like of shape (n_val_samples,), default=None
+        Weights of the validation rows.
+
+    Returns
+    -------
+    object
+        ``estimator``, fitted.
+
+    Raises
+    ------
+    ValueError
+        For invalid arguments (naming the argument), a missing target or weight column, chunks
+        whose columns differ, weights that are negative or not finite, a source of no row of
+        positive weight, ``early_stopping`` that would need a validation split (no ``X_val``),
+        a classifier with several target columns, ``class_weight="balanced"`` with several
+        target columns, and whatever the estimator's ``fit`` refuses.
+    TypeError
+        For a source of an unsupported type, a one-shot iterator, or what ``fit`` refuses.
+    FileNotFoundError
+        If a source path does not exist.
+    RuntimeError
+        If the table changes between the encoding pass and an epoch (another row count).
+
+    See Also
+    --------
+    sparsetab.distributed.fit : Training across processes, each holding its shard in memory.
+
+    Notes
+    -----
+    Each epoch reads and encodes the whole table again; with ``max_epochs`` epochs the source is
+    read ``max_epochs + 1`` times (once more per ensemble member). ``warm_start`` and
+    ``partial_fit`` are not streamed: a streamed fit always starts a new model.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from sparsetab import SparseTabNetClassifier
+    >>> from sparsetab.streaming import fit
+    >>> rng = np.random.default_rng(0)
+    >>> chunks = [pd.DataFrame({"x": rng.normal(size=500), "y": rng.integers(0, 2, 500)}) for _ in range(3)]
+    >>> model = fit(SparseTabNetClassifier(max_epochs=1, early_stopping=False, random_state=0), chunks,
+    ...             target="y", chunk_rows=250)
+    >>> model.n_iter_, model.classes_.tolist()
+    (1, [0, 1])
+    """
+    targets = _check_arguments(target, sample_weight, chunk_rows, encoding_sample_rows)
+    classifier = is_classifier(estimator)
+    if classifier and len(targets) > 1:
+        raise ValueError(
+            f"A streamed classifier takes one target column, got target={target!r}: the labels of several outputs "
+            "are not collected over the stream. Fit a classifier per column, or fit in memory."
+        )
+    table = open_table_source(source)
+    seed = int(check_random_state(estimator.random_state).randint(np.iinfo(np.int32).max))
+    encoding, sample, n_rows, label_counts = _scan(
+        table,
+        estimator,
+        target=targets,
+        sample_weight=sample_weight,
+        chunk_rows=int(chunk_rows),
+        sample_rows=int(encoding_sample_rows),
+        seed=seed,
+    )
+    if X_val is None and resolve_early_stopping(estimator.early_stopping, n_rows, False):
+        raise ValueError(
+            f"early_stopping={estimator.early_stopping!r} needs validation rows, and a streamed fit does not hold out "
+            f"part of the {n_rows} rows of the source: pass X_val and y_val, or set early_stopping=False."
+        )
+    class_weight = getattr(estimator, "class_weight", None) if classifier else None
+    if isinstance(class_weight, str) and class_weight == "balanced":
+        class_weight = _balanced(label_counts)
+    features, y, weights = _columns(sample, targets, sample_weight)
+    classes = None
+    if classifier:
+        labels = pd.Series(list(label_counts), dtype=sample[targets[0]].dtype)
+        classes = np.sort(labels.to_numpy())
+    trainer = _StreamTrainer(
+        estimator,
+        table,
+        target=targets,
+        sample_weight=sample_weight,
+        class_weight=class_weight,
+        n_rows=n_rows,
+        chunk_rows=int(chunk_rows),
+    )
+    estimator._fit_with_trainer(
+        trainer,
+        features,
+        y,
+        weights,
+        X_val=X_val,
+        y_val=y_val,
+        sample_weight_val=sample_weight_val,
+        classes=classes,
+        encoding=encoding,
+        n_rows=n_rows,
+    )
+    return estimator
