@@ -308,7 +308,9 @@ class BaseSparseTabNet(
         seed = int(random_state.randint(np.iinfo(np.int32).max))
         has_validation = X_val is not None
         n_training_rows = frame.shape[0] if n_rows is None else n_rows
-        early_stopping = not incremental and resolve_early_stopping(self.early_stopping, n_training_rows, has_validation)
+        early_stopping = not incremental and resolve_early_stopping(
+            self.early_stopping, n_training_rows, has_validation
+        )
         frame_val = None
         if early_stopping and not has_validation:
             train_index, val_index = split_validation(
@@ -430,7 +432,7 @@ class BaseSparseTabNet(
             tasks.fit_end()
 
     def _fit_tabular_encoding(self, frame, pretrainer, seed, encoding=None):
-        """Learn (or take from the pretrainer, or as ``encoding``) the tabular encoding and ``categories_``; encode ``frame``."""
+        """Learn (or take from the pretrainer or ``encoding``) the tabular encoding and ``categories_``; encode it."""
         if pretrainer is None and encoding is not None:  # fitted on every row of a stream (sparsetab.streaming)
             self._tabular_encoding = copy.deepcopy(encoding)
             X_train = self._encode_frame(frame)

@@ -178,7 +178,9 @@ def open_table_source(source):
         frames = list(source)
         return TableSource([None], lambda _, __: iter(frames), f"list of {len(frames)} DataFrames")
     if callable(source):
-        return TableSource([None], lambda _, __: iter(source()), f"DataFrames of {getattr(source, '__name__', source)!r}")
+        return TableSource(
+            [None], lambda _, __: iter(source()), f"DataFrames of {getattr(source, '__name__', source)!r}"
+        )
     if hasattr(source, "__next__"):
         raise TypeError(
             f"source is a one-shot iterator ({type(source).__name__}); a fit reads the rows once to fit the tabular "

@@ -313,7 +313,9 @@ class ColumnSummary:
             minimum=np.minimum(self.minimum, other.minimum),
             maximum=np.maximum(self.maximum, other.maximum),
             categories={
-                j: pd.unique(np.concatenate([np.asarray(values, dtype=object), np.asarray(other.categories[j], dtype=object)]))
+                j: pd.unique(
+                    np.concatenate([np.asarray(values, dtype=object), np.asarray(other.categories[j], dtype=object)])
+                )
                 for j, values in self.categories.items()
             },
             declared_categories=declared,

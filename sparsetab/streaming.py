@@ -184,6 +184,7 @@ class StreamedBatches:
         Returns
         -------
         int
+            The number of batches :meth:`epoch` yields.
         """
         return max(1, math.ceil(self.n_rows / batch_size))
 

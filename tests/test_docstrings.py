@@ -27,6 +27,7 @@ PUBLIC_MODULES = [
     "sparsetab.inspection",
     "sparsetab.io",
     "sparsetab.network",
+    "sparsetab.streaming",
 ]
 IGNORED_CHECKS = {"ES01", "SA01", "EX01"}
 ESTIMATORS = ["SparseTabNetClassifier", "SparseTabNetRegressor", "SparseTabNetPretrainer"]

@@ -29,6 +29,7 @@ RANKS = {
     "sparsetab._feature_groups": 1,
     "sparsetab._runtime": 1,
     "sparsetab._files": 1,
+    "sparsetab._table_sources": 1,
     "sparsetab._onnx": 1,
     "sparsetab._flat_parameters": 1,
     "sparsetab.datasets": 1,
