@@ -58,7 +58,8 @@ def _columns(frame, target, sample_weight):
     y = frame[target[0]] if len(target) == 1 else frame[list(target)]
     weights = None
     if sample_weight is not None:
-        weights = pd.to_numeric(frame[sample_weight]).to_numpy(dtype=np.float64, na_value=np.nan)
+        # A copy: pandas may hand out a read-only view, which torch refuses to wrap without a warning.
+        weights = np.array(pd.to_numeric(frame[sample_weight]).to_numpy(dtype=np.float64, na_value=np.nan))
         if not np.all(np.isfinite(weights)) or (weights < 0).any():
             raise ValueError(
                 f"The sample_weight column {sample_weight!r} holds missing, infinite or negative values; weights "

@@ -400,3 +400,30 @@ def test_flat_and_constant_columns_follow_the_documented_rule():
     del state["flat_"], state["constant_"]  # a model file written before the rule
     old = TabularEncoding.from_state(state)
     assert old.flat_ is None and old.constant_ is None
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    values=hnp.arrays(np.float64, st.integers(2, 40), elements=st.one_of(st.floats(-1e6, 1e6), st.just(np.nan))),
+    cuts=st.lists(st.integers(1, 39), max_size=4),
+)
+def test_merged_chunk_summaries_equal_the_summary_of_the_whole(values, cuts):
+    # ColumnSummary.merge (Chan et al.'s pairwise update) against the summary of all rows at once.
+    from sparsetab._tabular import TabularEncoding
+
+    frame = pd.DataFrame({"x": values, "city": np.where(np.arange(len(values)) % 3 == 0, "Oslo", None)})
+    encoding = TabularEncoding()
+    encoding.resolve_columns(frame)
+    bounds = sorted({cut for cut in cuts if cut < len(values)} | {0, len(values)})
+    merged = None
+    for start, stop in zip(bounds[:-1], bounds[1:]):
+        part = encoding.summarise(frame.iloc[start:stop])
+        merged = part if merged is None else merged.merge(part)
+    whole = encoding.summarise(frame)
+    assert merged.n_rows == whole.n_rows
+    np.testing.assert_array_equal(merged.counts, whole.counts)
+    np.testing.assert_allclose(merged.mean, whole.mean, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(merged.std, whole.std, rtol=1e-9, atol=1e-6)
+    np.testing.assert_array_equal(merged.minimum, whole.minimum)
+    np.testing.assert_array_equal(merged.maximum, whole.maximum)
+    assert list(merged.categories[1]) == list(whole.categories[1]) and merged.category_missing == whole.category_missing

@@ -1,0 +1,315 @@
+"""sparsetab.streaming: the out-of-core fit against the in-memory fit, its batches, its sample and its refusals."""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from sklearn.exceptions import ConvergenceWarning
+
+from sparsetab import SparseTabNetClassifier, SparseTabNetRegressor
+from sparsetab._table_sources import TableSource
+from sparsetab._tabular import TabularEncoding
+from sparsetab.streaming import StreamedBatches, _Reservoir, fit
+
+
+def _table(n_rows=600, seed=0, plan_categories=("basic", "gold", "platinum")):
+    """Numeric (with missing values, one large-scale), string and declared-category columns, and two targets.
+
+    The declared categories of "plan" include one that never occurs, unless ``plan_categories`` says otherwise.
+    """
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame(
+        {
+            "age": rng.uniform(20, 70, n_rows),
+            "income": rng.lognormal(10, 1, n_rows),
+            "city": rng.choice(["Paris", "Oslo", "Lima"], n_rows),
+            "plan": pd.Categorical(rng.choice(["basic", "gold"], n_rows), categories=list(plan_categories)),
+        }
+    )
+    frame.loc[::9, "income"] = np.nan
+    frame["label"] = np.where((frame["city"] == "Oslo") | (frame["age"] > 55), "yes", "no")
+    frame["value"] = frame["age"] / 10 + (frame["city"] == "Lima") * 2.0
+    return frame
+
+
+def _chunks(frame, n_chunks):
+    return [frame.iloc[part] for part in np.array_split(np.arange(len(frame)), n_chunks)]
+
+
+def _quiet_fit(*args, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return fit(*args, **kwargs)
+
+
+def _quiet(estimator, X, y, **kwargs):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return estimator.fit(X, y, **kwargs)
+
+
+@pytest.mark.parametrize("numerical_transform", ["standard", "quantile"])
+def test_one_chunk_equals_the_in_memory_fit(fast_params, numerical_transform):
+    # One chunk and a sample of every row: the same encoding, the same batches, so the same model bit for bit
+    # (with declared categories that all occur: a stream keeps unobserved ones, which changes the embeddings).
+    frame = _table(plan_categories=("basic", "gold"))
+    params = dict(fast_params, max_epochs=2, early_stopping=False, numerical_transform=numerical_transform)
+    params["numerical_embedding"] = "piecewise_linear"
+    X = frame.drop(columns=["label", "value"])
+    in_memory = _quiet(SparseTabNetClassifier(**params), X, frame["label"])
+    streamed = _quiet_fit(
+        SparseTabNetClassifier(**params), [frame.drop(columns="value")], target="label", chunk_rows=len(frame)
+    )
+    assert streamed.loss_curve_ == in_memory.loss_curve_
+    np.testing.assert_array_equal(streamed.predict_proba(X), in_memory.predict_proba(X))
+    np.testing.assert_array_equal(streamed.feature_importances_, in_memory.feature_importances_)
+    assert streamed.classes_.tolist() == ["no", "yes"]
+
+
+def test_one_chunk_regressor_with_weights_equals_the_in_memory_fit(fast_params):
+    frame = _table(plan_categories=("basic", "gold"))
+    frame["weight"] = np.where(np.arange(len(frame)) % 5 == 0, 0.0, 1.0 + (np.arange(len(frame)) % 3))
+    params = dict(fast_params, max_epochs=2, early_stopping=False)
+    X = frame.drop(columns=["label", "value", "weight"])
+    in_memory = _quiet(SparseTabNetRegressor(**params), X, frame["value"], sample_weight=frame["weight"])
+    streamed = _quiet_fit(
+        SparseTabNetRegressor(**params),
+        lambda: iter([frame.drop(columns="label")]),
+        target="value",
+        sample_weight="weight",
+    )
+    assert streamed.loss_curve_ == in_memory.loss_curve_
+    np.testing.assert_array_equal(streamed.predict(X), in_memory.predict(X))
+
+
+def test_encoding_of_chunks_is_the_encoding_of_their_union(fast_params):
+    frame = _table(900)
+    X = frame.drop(columns=["label", "value"])
+    whole = TabularEncoding()
+    whole.fit_transform(X)
+    streamed = _quiet_fit(
+        SparseTabNetClassifier(**fast_params, max_epochs=1, early_stopping=False),
+        _chunks(frame.drop(columns="value"), 7),
+        target="label",
+        chunk_rows=50,
+        encoding_sample_rows=100,
+    )
+    encoding = streamed._tabular_encoding
+    np.testing.assert_allclose(encoding.center_, whole.center_, rtol=1e-12)
+    np.testing.assert_allclose(encoding.scale_, whole.scale_, rtol=1e-12)
+    for name in ("data_min_", "data_max_", "has_missing_", "flat_", "constant_", "is_categorical_"):
+        np.testing.assert_array_equal(getattr(encoding, name), getattr(whole, name))
+    assert encoding.categories_[2] == ["Lima", "Oslo", "Paris"]
+    # Declared categories are kept whole in a stream (the in-memory fit keeps those observed).
+    assert encoding.categories_[3] == ["basic", "gold", "platinum"]
+    assert whole.categories_[3] == ["basic", "gold"]
+    assert streamed.categories_["plan"].tolist() == ["basic", "gold", "platinum"]
+
+
+def test_small_sample_still_gives_whole_table_statistics(fast_params):
+    # The sample (50 of 900 rows) feeds the quantile map and the importances; moments and ranges are every row's.
+    frame = _table(900)
+    frame.loc[899, "age"] = 1000.0  # one extreme row, almost surely outside the sample
+    streamed = _quiet_fit(
+        SparseTabNetClassifier(**fast_params, max_epochs=1, early_stopping=False, numerical_transform="quantile"),
+        _chunks(frame.drop(columns="value"), 3),
+        target="label",
+        encoding_sample_rows=50,
+    )
+    encoding = streamed._tabular_encoding
+    assert encoding.data_max_[0] == 1000.0
+    assert encoding.quantile_transformer_.n_quantiles_ == 10  # quantile_count(50 sample rows)
+    assert streamed.feature_importances_.sum() == pytest.approx(1.0)
+    assert streamed.n_features_in_ == 4 and list(streamed.feature_names_in_) == ["age", "income", "city", "plan"]
+
+
+def test_streamed_fit_learns(fast_params):
+    # Typical test accuracy of 6 chunks, 3 epochs is 0.97-0.99 over seeds; chance is about 0.6.
+    frame = _table(3000, seed=1)
+    test = _table(2000, seed=2)
+    model = _quiet_fit(
+        SparseTabNetClassifier(**fast_params, max_epochs=3, early_stopping=False),
+        _chunks(frame.drop(columns="value"), 6),
+        target="label",
+        chunk_rows=200,
+    )
+    assert model.score(test.drop(columns=["label", "value"]), test["label"]) > 0.85
+
+
+def test_validation_rows_enable_early_stopping(fast_params):
+    frame = _table(1200)
+    val = _table(300, seed=5)
+    model = _quiet_fit(
+        SparseTabNetClassifier(**fast_params, max_epochs=3, early_stopping=True),
+        _chunks(frame.drop(columns="value"), 2),
+        target="label",
+        X_val=val.drop(columns=["label", "value"]),
+        y_val=val["label"],
+    )
+    assert len(model.validation_scores_) == model.n_iter_ == 3
+    assert model.best_iteration_ is not None
+
+
+def test_early_stopping_without_validation_rows_is_refused(fast_params):
+    frame = _table(600)
+    with pytest.raises(ValueError, match=r"early_stopping=True needs validation rows.*X_val"):
+        fit(SparseTabNetClassifier(**fast_params, early_stopping=True), [frame], target="label")
+
+
+def test_multioutput_regression(fast_params):
+    frame = _table(600)
+    frame["value2"] = -frame["value"]
+    model = _quiet_fit(
+        SparseTabNetRegressor(**fast_params, max_epochs=1, early_stopping=False),
+        _chunks(frame.drop(columns="label"), 3),
+        target=["value", "value2"],
+    )
+    assert model.predict(frame.drop(columns=["label", "value", "value2"])).shape == (600, 2)
+
+
+def test_balanced_class_weight_counts_every_row(fast_params, monkeypatch):
+    frame = _table(600)
+    seen = {}
+    original = StreamedBatches.__init__
+
+    def record(self, source, encode, n_rows, chunk_rows):
+        seen["weights"] = encode(frame.drop(columns="value"))[2]
+        original(self, source, encode, n_rows, chunk_rows)
+
+    monkeypatch.setattr(StreamedBatches, "__init__", record)
+    _quiet_fit(
+        SparseTabNetClassifier(**fast_params, max_epochs=1, early_stopping=False, class_weight="balanced"),
+        _chunks(frame.drop(columns="value"), 3),
+        target="label",
+        encoding_sample_rows=20,
+    )
+    counts = frame["label"].value_counts()
+    expected = frame["label"].map(lambda label: 600 / (2 * counts[label])).to_numpy()
+    np.testing.assert_allclose(seen["weights"].numpy(), expected, rtol=1e-6)
+
+
+def test_refusals(fast_params):
+    frame = _table(200)
+    estimator = SparseTabNetClassifier(**fast_params, max_epochs=1, early_stopping=False)
+    with pytest.raises(ValueError, match="no column 'nope'"):
+        fit(estimator, [frame], target="nope")
+    with pytest.raises(ValueError, match="A streamed classifier takes one target column"):
+        fit(estimator, [frame], target=["label", "value"])
+    with pytest.raises(ValueError, match="chunk_rows must be an int of at least 1, got 0"):
+        fit(estimator, [frame], target="label", chunk_rows=0)
+    with pytest.raises(ValueError, match="encoding_sample_rows must be an int of at least 2"):
+        fit(estimator, [frame], target="label", encoding_sample_rows=1.5)
+    with pytest.raises(ValueError, match="target must be a column name"):
+        fit(estimator, [frame], target=3)
+    negative = frame.assign(weight=-1.0)
+    with pytest.raises(ValueError, match="'weight' holds missing, infinite or negative values"):
+        fit(estimator, [negative], target="label", sample_weight="weight")
+    with pytest.raises(ValueError, match="holds no row of positive weight"):
+        fit(estimator, [frame.assign(weight=0.0)], target="label", sample_weight="weight")
+    with pytest.raises(ValueError, match="has the columns"):
+        fit(estimator, [frame, frame.drop(columns="age")], target="label")
+    assert not estimator.__sklearn_is_fitted__()
+
+
+def test_a_table_that_changes_between_passes_is_refused(fast_params):
+    frame = _table(400)
+    calls = []
+
+    def growing():
+        calls.append(1)
+        return iter([frame] if len(calls) == 1 else [frame, frame.iloc[:10]])
+
+    with pytest.raises(RuntimeError, match="held 400 training rows when the encoding was fitted and more than 400"):
+        _quiet_fit(SparseTabNetClassifier(**fast_params, max_epochs=1, early_stopping=False), growing, target="label")
+
+
+# ----------------------------------------------------------------------------- StreamedBatches
+def _numbered_source(part_sizes):
+    # A source whose rows are numbered 0..n-1 in table order, part after part.
+    starts = np.cumsum([0] + list(part_sizes))
+    frames = [pd.DataFrame({"row": np.arange(starts[i], starts[i + 1])}) for i in range(len(part_sizes))]
+    return TableSource(range(len(frames)), lambda index, _: iter([frames[index]]), "numbered rows")
+
+
+def _encode_rows(chunk):
+    rows = torch.as_tensor(np.array(chunk["row"], dtype=np.float32))[:, None]
+    return rows, rows[:, 0].long(), torch.ones(len(chunk))
+
+
+@pytest.mark.parametrize("part_sizes, batch_size, chunk_rows", [([100], 32, 100), ([40, 33, 27], 16, 10), ([7], 2, 3)])
+def test_batches_hold_every_row_once_in_planned_sizes(part_sizes, batch_size, chunk_rows):
+    n_rows = sum(part_sizes)
+    batches = StreamedBatches(_numbered_source(part_sizes), _encode_rows, n_rows, chunk_rows)
+    generator = torch.Generator().manual_seed(0)
+    epochs = [list(batches.epoch(batch_size, generator)) for _ in range(2)]
+    n_batches = batches.steps_per_epoch(batch_size)
+    for epoch in epochs:
+        sizes = [len(X) for X, _, _ in epoch]
+        assert len(sizes) == n_batches and sum(sizes) == n_rows and max(sizes) - min(sizes) <= 1
+        rows = torch.cat([y for _, y, _ in epoch])
+        assert sorted(rows.tolist()) == list(range(n_rows))
+    first, second = (torch.cat([y for _, y, _ in epoch]).tolist() for epoch in epochs)
+    assert first != second  # each epoch a new order
+
+
+def test_one_chunk_batches_are_the_in_memory_batches(make_training_config):
+    from sparsetab._training import TensorBatches
+
+    X = torch.arange(50, dtype=torch.float32)[:, None]
+    memory = TensorBatches(X, X[:, 0].long(), torch.ones(50))
+    streamed = StreamedBatches(_numbered_source([50]), _encode_rows, 50, 50)
+    ours = list(streamed.epoch(16, torch.Generator().manual_seed(3)))
+    theirs = list(memory.epoch(16, torch.Generator().manual_seed(3)))
+    assert [y.tolist() for _, y, _ in ours] == [y.tolist() for _, y, _ in theirs]
+
+
+# ----------------------------------------------------------------------------- the reservoir
+def test_reservoir_is_a_seeded_uniform_sample_in_stream_order():
+    def sample(seed):
+        reservoir = _Reservoir(1000, seed)
+        for start in range(0, 10_000, 700):
+            reservoir.add(pd.DataFrame({"row": np.arange(start, min(start + 700, 10_000))}))
+        return reservoir.rows()["row"].to_numpy()
+
+    rows = sample(0)
+    assert len(rows) == 1000 and len(np.unique(rows)) == 1000 and np.all(np.diff(rows) > 0)
+    np.testing.assert_array_equal(rows, sample(0))
+    assert not np.array_equal(rows, sample(1))
+    # The mean of 1,000 of 10,000 numbered rows drawn uniformly is 4999.5 with a standard error of about 87;
+    # each tenth of the stream holds 100 sampled rows with a standard error of about 9.
+    assert abs(rows.mean() - 4999.5) < 5 * 87
+    per_tenth = np.bincount(rows // 1000, minlength=10)
+    assert per_tenth.min() > 100 - 5 * 9.5 and per_tenth.max() < 100 + 5 * 9.5
+
+
+def test_reservoir_larger_than_the_stream_keeps_every_row():
+    reservoir = _Reservoir(50, 0)
+    for start in (0, 10, 25):
+        reservoir.add(pd.DataFrame({"row": np.arange(start, start + (10 if start < 25 else 5))}))
+    np.testing.assert_array_equal(reservoir.rows()["row"], np.r_[0:20, 25:30])
+
+
+def test_parquet_and_dask_sources_give_the_encoding_of_the_rows(fast_params, tmp_path):
+    pyarrow = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as parquet
+
+    frame = _table(800).drop(columns="value")
+    parquet.write_table(
+        pyarrow.Table.from_pandas(frame, preserve_index=False), tmp_path / "t.parquet", row_group_size=300
+    )
+    sources = {"list": _chunks(frame, 3), "parquet": tmp_path / "t.parquet"}
+    dask_frame = pytest.importorskip("dask.dataframe")
+    sources["dask"] = dask_frame.from_pandas(frame, npartitions=2)
+    encodings = {}
+    for name, source in sources.items():
+        model = _quiet_fit(
+            SparseTabNetClassifier(**fast_params, max_epochs=1, early_stopping=False), source, target="label"
+        )
+        assert model.n_iter_ == 1 and model.classes_.tolist() == ["no", "yes"]
+        encodings[name] = model._tabular_encoding
+    for name in ("parquet", "dask"):
+        np.testing.assert_allclose(encodings[name].center_, encodings["list"].center_, rtol=1e-12)
+        np.testing.assert_allclose(encodings[name].scale_, encodings["list"].scale_, rtol=1e-12)
+        assert encodings[name].categories_ == encodings["list"].categories_
