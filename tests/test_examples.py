@@ -220,3 +220,14 @@ def test_search_on_a_cluster_halves_over_epochs(monkeypatch):
     # 3 candidates for 1 epoch, the best one for 3 (3 // 3 = 1 kept), then none left for 9
     assert list(search.cv_results_["n_resources"]) == [1, 1, 1, 3]
     assert search.best_estimator_.n_iter_ == 3 and search.best_estimator_.max_epochs == 3
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_fit_out_of_core_streams_a_parquet_file(tmp_path, capsys):
+    pytest.importorskip("pyarrow")
+    example = _load_example("fit_out_of_core")
+    scores = example.main(max_epochs=1, folder=tmp_path, rows=3000)
+    assert (tmp_path / "adult_train.parquet").stat().st_size > 10_000
+    # One epoch on 3,000 rows: 0.76 (every row "<=50K") is the floor; both fits typically score 0.80-0.84.
+    assert set(scores) == {"streamed", "in memory"} and all(0.5 < score <= 1 for score in scores.values())
+    assert "3,000 training rows read from adult_train.parquet" in capsys.readouterr().out
