@@ -13,14 +13,13 @@ declared pandas category of 50 levels and a string column of 5 levels; the label
 non-linear function of 5 of them (Bayes accuracy below 1). The test set is 200,000 other rows
 in memory. Default parameters, except ``max_epochs`` and ``early_stopping=False``.
 
-    python benchmarks/out_of_core.py [--sizes 1 3 10] [--seeds 0 1] [--epochs 2]
+    python benchmarks/out_of_core.py [--sizes 1 3 10] [--seeds 0 1] [--epochs 2] [--n-jobs 1]
         [--workdir /tmp/sparsetab_out_of_core] [--output benchmarks/results/out_of_core.md]
 """
 
 import argparse
 import json
 import os
-import platform
 import resource
 import subprocess
 import sys
@@ -29,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _measure import cpu_model
 
 CHUNK = 250_000
 LEVELS = [f"level_{i:02d}" for i in range(50)]
@@ -80,7 +80,9 @@ def run_one(task):
 
     test = generate(200_000, 7)
     X_test, y_test = test.drop(columns="label"), test["label"]
-    estimator = SparseTabNetClassifier(max_epochs=task["epochs"], early_stopping=False, random_state=task["seed"])
+    estimator = SparseTabNetClassifier(
+        max_epochs=task["epochs"], early_stopping=False, random_state=task["seed"], n_jobs=task["n_jobs"]
+    )
     started = time.perf_counter()
     if task["how"] == "streamed":
         fit(estimator, task["path"], target="label")
@@ -112,6 +114,7 @@ def main():
     parser.add_argument("--sizes", type=int, nargs="+", default=[1, 3, 10], help="table sizes, millions of rows")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1])
     parser.add_argument("--epochs", type=int, default=2, help="epochs of the 1M-row comparison")
+    parser.add_argument("--n-jobs", type=int, default=1, help="torch threads of each fit")
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/sparsetab_out_of_core"))
     parser.add_argument("--output", type=Path, default=Path(__file__).parent / "results" / "out_of_core.md")
     parser.add_argument("--child", help=argparse.SUPPRESS)
@@ -123,15 +126,16 @@ def main():
     paths = write_tables(arguments.workdir, sorted(set(arguments.sizes) | {1}))
     written = time.perf_counter() - started
     base = baseline_rss()
+    jobs = arguments.n_jobs
     rows = []
     for size in sorted(arguments.sizes):
-        task = {"how": "streamed", "path": str(paths[size]), "rows": size * 1_000_000, "epochs": 1, "seed": 0}
+        task = dict(how="streamed", path=str(paths[size]), rows=size * 1_000_000, epochs=1, seed=0, n_jobs=jobs)
         rows.append(measure(task))
         print(json.dumps(rows[-1]), flush=True)
     comparison = []
     for seed in arguments.seeds:
         for how in ("streamed", "in memory"):
-            task = {"how": how, "path": str(paths[1]), "rows": 1_000_000, "epochs": arguments.epochs, "seed": seed}
+            task = dict(how=how, path=str(paths[1]), rows=1_000_000, epochs=arguments.epochs, seed=seed, n_jobs=jobs)
             comparison.append(measure(task))
             print(json.dumps(comparison[-1]), flush=True)
     total = time.perf_counter() - started
@@ -139,10 +143,11 @@ def main():
         "# Out-of-core fit: memory and accuracy",
         "",
         f"`python benchmarks/out_of_core.py --sizes {' '.join(map(str, arguments.sizes))} --seeds "
-        f"{' '.join(map(str, arguments.seeds))} --epochs {arguments.epochs}` on {platform.processor() or 'this CPU'} "
+        f"{' '.join(map(str, arguments.seeds))} --epochs {arguments.epochs} --n-jobs {jobs}` on {cpu_model()} "
         f"({os.cpu_count()} cores), {time.strftime('%Y-%m-%d')}; whole run {total / 60:.1f} min, of which "
         f"{written / 60:.1f} min writing the Parquet files. Default parameters, `max_epochs` as shown, "
-        "`early_stopping=False`; test accuracy on 200,000 generated rows. Peak RSS of a fresh process; a process "
+        f"`early_stopping=False`, `n_jobs={jobs}`; test accuracy on 200,000 generated rows. Peak RSS of a fresh "
+        "process; a process "
         f"that only imports sparsetab peaks at {base:.0f} MiB.",
         "",
         "## Peak memory against rows (streamed, one epoch)",
@@ -164,7 +169,8 @@ def main():
     ]
     for row in comparison:
         lines.append(
-            f"| {row['seed']} | {row['how']} | {row['accuracy']:.4f} | {row['peak_rss_mb']:.0f} | {row['seconds']:.0f} |"
+            f"| {row['seed']} | {row['how']} | {row['accuracy']:.4f} | {row['peak_rss_mb']:.0f} "
+            f"| {row['seconds']:.0f} |"
         )
     for how in ("streamed", "in memory"):
         values = [row["accuracy"] for row in comparison if row["how"] == how]

@@ -398,8 +398,10 @@ def fit(
     Notes
     -----
     Each epoch reads and encodes the whole table again; with ``max_epochs`` epochs the source is
-    read ``max_epochs + 1`` times (once more per ensemble member). ``warm_start`` and
-    ``partial_fit`` are not streamed: a streamed fit always starts a new model.
+    read ``max_epochs + 1`` times (``max_epochs`` more per extra ensemble member). With
+    ``warm_start=True`` on a fitted model, training continues from its weights with its tabular
+    encoding and labels (the encoding pass still counts the rows, and a label it does not know
+    is refused). ``partial_fit`` is not streamed: its encoding comes from its first call's rows.
 
     Examples
     --------

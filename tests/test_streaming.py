@@ -313,3 +313,15 @@ def test_parquet_and_dask_sources_give_the_encoding_of_the_rows(fast_params, tmp
         np.testing.assert_allclose(encodings[name].center_, encodings["list"].center_, rtol=1e-12)
         np.testing.assert_allclose(encodings[name].scale_, encodings["list"].scale_, rtol=1e-12)
         assert encodings[name].categories_ == encodings["list"].categories_
+
+
+def test_warm_start_continues_with_the_fitted_encoding(fast_params):
+    frame = _table(600).drop(columns="value")
+    model = SparseTabNetClassifier(**fast_params, max_epochs=1, early_stopping=False, warm_start=True)
+    _quiet_fit(model, _chunks(frame, 2), target="label")
+    encoding, first_weights = model._tabular_encoding, model.network_.state_dict()["head.weight"].clone()
+    shifted = frame.assign(age=frame["age"] + 100.0)  # another table: a new encoding would standardise it anew
+    _quiet_fit(model, _chunks(shifted, 2), target="label")
+    assert model.n_iter_ == 2 and len(model.loss_curve_) == 2
+    assert model._tabular_encoding is encoding
+    assert not torch.equal(model.network_.state_dict()["head.weight"], first_weights)
