@@ -107,6 +107,24 @@ def _arrow_dataset_source(dataset, description):
     return TableSource(parts, read_part, description)
 
 
+def _parquet_dataset(path):
+    import pyarrow
+    import pyarrow.dataset as pyarrow_dataset
+
+    dataset = pyarrow_dataset.dataset(path, format="parquet")
+    # pyarrow takes a folder's schema from its first file: a column all null there, an int column that is float
+    # in another file, or a column only later files have would fail to read or be dropped. Every file's schema,
+    # merged with type promotion, reads them all.
+    schemas = [fragment.physical_schema for fragment in dataset.get_fragments()]
+    if len(schemas) > 1:
+        try:
+            merged = pyarrow.unify_schemas(schemas, promote_options="permissive")
+        except (pyarrow.ArrowInvalid, pyarrow.ArrowTypeError) as error:
+            raise ValueError(f"The Parquet files of {path!r} have columns of incompatible types: {error}") from error
+        dataset = pyarrow_dataset.dataset(path, format="parquet", schema=merged)
+    return dataset
+
+
 def _csv_source(path):
     separator = "\t" if path.lower().endswith(tuple(s for s in CSV_SUFFIXES if s.startswith(".tsv"))) else ","
 
@@ -133,12 +151,12 @@ def open_table_source(source):
 
     Parameters
     ----------
-    source : str, os.PathLike, pyarrow.dataset.Dataset, dask.dataframe.DataFrame, callable or sequence
+    source : str, os.PathLike, pyarrow.dataset.Dataset, dask.dataframe.DataFrame, callable, sequence or TableSource
         A path to a Parquet file or a folder of Parquet files (suffix ``.parquet``, ``.pq`` or
-        ``.parq``, or a folder), a path to a CSV or TSV file (optionally compressed: ``.gz``,
+        ``.parq``, or a folder; the files' schemas are merged, with type promotion), a path to a CSV or TSV file (optionally compressed: ``.gz``,
         ``.bz2``, ``.zip``, ``.xz``, ``.zst``), a pyarrow dataset, a dask DataFrame, a function
-        that returns a new iterator of pandas DataFrames at each call, or a list or tuple of
-        pandas DataFrames.
+        that returns a new iterator of pandas DataFrames (or one DataFrame) at each call, a list
+        or tuple of pandas DataFrames, or a :class:`TableSource` (returned as it is).
 
     Returns
     -------
@@ -149,19 +167,20 @@ def open_table_source(source):
     FileNotFoundError
         If a path does not exist.
     ValueError
-        If a file's suffix names no supported format.
+        If a file's suffix names no supported format, or the Parquet files of a folder have
+        columns of types that cannot be promoted to one.
     TypeError
         For a one-shot iterator (it cannot be read twice: a fit reads the rows once to fit the
         encoding and once per epoch) or any other type.
     """
+    if isinstance(source, TableSource):
+        return source
     if isinstance(source, (str, os.PathLike)):
         path = os.fspath(source)
         if not os.path.exists(path):
             raise FileNotFoundError(f"source {path!r} does not exist.")
         if os.path.isdir(path) or path.lower().endswith(PARQUET_SUFFIXES):
-            import pyarrow.dataset as pyarrow_dataset
-
-            return _arrow_dataset_source(pyarrow_dataset.dataset(path, format="parquet"), f"Parquet {path!r}")
+            return _arrow_dataset_source(_parquet_dataset(path), f"Parquet {path!r}")
         if path.lower().endswith(CSV_SUFFIXES):
             return _csv_source(path)
         raise ValueError(
@@ -178,9 +197,13 @@ def open_table_source(source):
         frames = list(source)
         return TableSource([None], lambda _, __: iter(frames), f"list of {len(frames)} DataFrames")
     if callable(source):
-        return TableSource(
-            [None], lambda _, __: iter(source()), f"DataFrames of {getattr(source, '__name__', source)!r}"
-        )
+
+        def read_part(_, __):
+            frames = source()
+            # A function that returns one DataFrame (not an iterator of them) gives that one chunk.
+            return iter([frames]) if isinstance(frames, pd.DataFrame) else iter(frames)
+
+        return TableSource([None], read_part, f"DataFrames of {getattr(source, '__name__', source)!r}")
     if hasattr(source, "__next__"):
         raise TypeError(
             f"source is a one-shot iterator ({type(source).__name__}); a fit reads the rows once to fit the tabular "

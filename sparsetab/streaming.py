@@ -24,6 +24,7 @@ by the target (all of one class, then another) should be written in random order
 Parquet file of many row groups.
 """
 
+import collections
 import math
 
 import numpy as np
@@ -32,17 +33,19 @@ import torch
 from sklearn.base import is_classifier
 from sklearn.utils import check_random_state
 
-from ._params import resolve_early_stopping
+from ._params import AUTO_EARLY_STOPPING_MIN_ROWS, resolve_early_stopping
 from ._table_sources import open_table_source
 from ._tabular import TabularEncoding
 from ._training import train_network
 
-__all__ = ["DEFAULT_CHUNK_ROWS", "DEFAULT_ENCODING_SAMPLE_ROWS", "StreamedBatches", "fit"]
+__all__ = ["DEFAULT_CHUNK_ROWS", "DEFAULT_ENCODING_SAMPLE_ROWS", "DEFAULT_SHUFFLE_ROWS", "StreamedBatches", "fit"]
 
 DEFAULT_CHUNK_ROWS = 65_536
 # The quantile map and the bin edges need sorted values of each column: 200,000 rows give quantiles within
 # about 0.2% of the rank (binomial standard error at the median, 0.5 / sqrt(200,000) = 0.11%).
 DEFAULT_ENCODING_SAMPLE_ROWS = 200_000
+# Rows permuted together into batches: 4 default chunks, so a batch mixes rows of many parts (row groups).
+DEFAULT_SHUFFLE_ROWS = 262_144
 
 
 def _columns(frame, target, sample_weight):
@@ -52,7 +55,7 @@ def _columns(frame, target, sample_weight):
     if missing:
         raise ValueError(
             f"The source has no column {missing[0]!r} (named by target or sample_weight); its columns are "
-            f"{[str(name) for name in frame.columns]}."
+            f"{list(frame.columns)!r}."
         )
     features = frame.drop(columns=wanted)
     y = frame[target[0]] if len(target) == 1 else frame[list(target)]
@@ -102,7 +105,36 @@ def _class_weight_of(labels, class_weight):
     return labels.map(lambda label: class_weight.get(label, 1.0)).to_numpy(dtype=np.float64)
 
 
-def _scan(source, estimator, *, target, sample_weight, chunk_rows, sample_rows, seed):
+def _refuse_text_in_numeric_columns(features, encoding, chunk_number):
+    # Under "auto", a column is numeric when the first chunk's dtype is (a text column empty there reads as
+    # float); the usual error would suggest marking the text as missing, which is wrong here.
+    if not (isinstance(encoding.categorical_features, str) and encoding.categorical_features == "auto"):
+        return
+    for j in np.flatnonzero(~encoding.is_categorical_):
+        column = features.iloc[:, j]
+        if pd.api.types.is_object_dtype(column.dtype) or pd.api.types.is_string_dtype(column.dtype):
+            text = column[column.map(lambda value: isinstance(value, str))]
+            words = text[pd.to_numeric(text, errors="coerce").isna()]
+            if len(words):
+                raise ValueError(
+                    f"Column {features.columns[j]!r} is numeric in the first chunk (its dtype there decides, and a "
+                    f"text column without a value in it reads as numbers) but holds text in chunk {chunk_number}, "
+                    f"e.g. {words.iloc[0]!r}. Give its type: list it in categorical_features, or read the source "
+                    "with its dtype (e.g. lambda: pandas.read_csv(path, chunksize=..., "
+                    f"dtype={{{features.columns[j]!r}: 'str'}}))."
+                )
+
+
+def _check_early_stopping(estimator, n_rows, X_val):
+    if X_val is None and resolve_early_stopping(estimator.early_stopping, n_rows, False):
+        more = f" (the source holds more than {AUTO_EARLY_STOPPING_MIN_ROWS:,} rows)" if n_rows else ""
+        raise ValueError(
+            f"early_stopping={estimator.early_stopping!r} needs validation rows{more}, and a streamed fit does not "
+            "hold out part of the source: pass X_val and y_val, or set early_stopping=False."
+        )
+
+
+def _scan(source, estimator, *, target, sample_weight, chunk_rows, sample_rows, seed, X_val):
     """The encoding pass: the tabular encoding, the labels, the class weights, the row count and the sample."""
     encoding = TabularEncoding(
         estimator.categorical_features, numerical_transform=estimator.numerical_transform, random_state=seed
@@ -110,8 +142,10 @@ def _scan(source, estimator, *, target, sample_weight, chunk_rows, sample_rows, 
     classifier = is_classifier(estimator)
     class_weight = getattr(estimator, "class_weight", None)
     reservoir = _Reservoir(sample_rows, seed)
-    summary, feature_columns, label_counts = None, None, {}
-    for chunk in source.chunks(chunk_rows):
+    summary, feature_columns, label_counts, n_read = None, None, {}, 0
+    _check_early_stopping(estimator, 0, X_val)
+    for chunk_number, chunk in enumerate(source.chunks(chunk_rows), start=1):
+        n_read += chunk.shape[0]
         features, y, weights = _columns(chunk, target, sample_weight)
         if feature_columns is None:
             feature_columns = list(features.columns)
@@ -121,6 +155,7 @@ def _scan(source, estimator, *, target, sample_weight, chunk_rows, sample_rows, 
                 f"A chunk of the {source.description} has the columns {list(features.columns)}; the first had "
                 f"{feature_columns}. Every chunk needs the same columns in the same order."
             )
+        _refuse_text_in_numeric_columns(features, encoding, chunk_number)
         if weights is not None:  # rows of weight 0 are dropped, as fit drops them
             kept = np.flatnonzero(weights > 0)
             chunk, features, y = chunk.iloc[kept], features.iloc[kept], y.iloc[kept]
@@ -134,9 +169,13 @@ def _scan(source, estimator, *, target, sample_weight, chunk_rows, sample_rows, 
             continue
         part = encoding.summarise(features)
         summary = part if summary is None else summary.merge(part)
+        # Known as soon as the rows outnumber the rule's threshold: the rest of the table need not be read first.
+        _check_early_stopping(estimator, summary.n_rows, X_val)
         reservoir.add(chunk)
     if summary is None:
-        raise ValueError(f"The {source.description} holds no row of positive weight; a fit needs at least 2.")
+        raise ValueError(
+            f"The {source.description} holds no row{' of positive weight' if n_read else ''}; a fit needs at least 2."
+        )
     sample = reservoir.rows()
     encoding.fit_summary(summary, sample[feature_columns])
     return encoding, sample, summary.n_rows, label_counts
@@ -152,10 +191,14 @@ class StreamedBatches:
     """Training batches read from a table source, for :func:`sparsetab._training.train_network`.
 
     Each epoch reads the source's parts in a random order and the chunks of each part in their
-    order; the rows of each chunk are shuffled, carried over to the next chunk as needed, and cut
-    into the batches of an in-memory epoch of ``n_rows`` rows: ``ceil(n_rows / batch_size)``
-    batches whose sizes differ by at most one row. A source of one chunk gives exactly the
-    batches of an in-memory fit of its rows (the same draws from the same generator).
+    order, and gathers the rows in a shuffle window: once it holds ``shuffle_rows`` rows (and at
+    the end of the table), the window is permuted and cut into batches, and the rows too few
+    for the next batch stay for the next window. The batches are those of an in-memory epoch of
+    ``n_rows`` rows: ``ceil(n_rows / batch_size)`` batches whose sizes differ by at most one
+    row. A table of at most ``shuffle_rows`` rows is thus shuffled whole, and a source of one
+    chunk gives exactly the batches of an in-memory fit of its rows (the same draws from the
+    same generator). Without a window, batches drawn from one part at a time (a block of rows
+    all missing a value, or all of one kind) give batch norm statistics of that block alone.
 
     Parameters
     ----------
@@ -164,15 +207,18 @@ class StreamedBatches:
     encode : callable
         ``encode(chunk)`` -> ``(X, y, sample_weight)`` tensors of the chunk's rows of positive
         weight: the encoded features (float32, (n, n_columns)), the targets as the loss expects
-        them and the weights (float32, (n,)).
+        them and the weights (float32, (n,)); ``None`` for a chunk without such rows.
     n_rows : int
         Training rows of an epoch (rows of positive weight), counted by the encoding pass.
     chunk_rows : int
         Rows read at a time.
+    shuffle_rows : int, default=262144
+        Rows of the shuffle window.
     """
 
-    def __init__(self, source, encode, n_rows, chunk_rows):
+    def __init__(self, source, encode, n_rows, chunk_rows, shuffle_rows=DEFAULT_SHUFFLE_ROWS):
         self.source, self.encode, self.n_rows, self.chunk_rows = source, encode, n_rows, chunk_rows
+        self.shuffle_rows = shuffle_rows
 
     def steps_per_epoch(self, batch_size):
         """Optimiser steps of one epoch: ``max(1, ceil(n_rows / batch_size))``.
@@ -198,7 +244,7 @@ class StreamedBatches:
             Rows per batch.
         generator : torch.Generator
             Source of the order of the parts (drawn only for a source of several parts) and of
-            each chunk's permutation.
+            each window's permutation.
 
         Yields
         ------
@@ -213,27 +259,26 @@ class StreamedBatches:
         """
         n_batches = self.steps_per_epoch(batch_size)
         small, n_large = divmod(self.n_rows, n_batches)
-        sizes = iter([small + 1] * n_large + [small] * (n_batches - n_large))
+        sizes = collections.deque([small + 1] * n_large + [small] * (n_batches - n_large))
         order = torch.randperm(len(self.source), generator=generator).tolist() if len(self.source) > 1 else [0]
-        held, n_held, n_read, size = [], 0, 0, next(sizes)
+        held, n_held, n_read = [], 0, 0
         for index in order:
             for chunk in self.source.read(index, self.chunk_rows):
-                X, y, weight = self.encode(chunk)
-                if X.shape[0] == 0:
+                encoded = self.encode(chunk)
+                if encoded is None or encoded[0].shape[0] == 0:
                     continue
-                n_read += X.shape[0]
+                n_read += encoded[0].shape[0]
                 if n_read > self.n_rows:
                     raise self._changed(f"more than {self.n_rows}")
-                permutation = torch.randperm(X.shape[0], generator=generator).to(X.device)
-                held.append((X.index_select(0, permutation), y.index_select(0, permutation), weight[permutation]))
-                n_held += X.shape[0]
-                while size is not None and n_held >= size:
-                    batch, held = _take(held, size)
-                    n_held -= size
-                    yield batch
-                    size = next(sizes, None)
+                held.append(encoded)
+                n_held += encoded[0].shape[0]
+                if n_held >= self.shuffle_rows:
+                    held = yield from _window_batches(held, sizes, generator)
+                    n_held = sum(piece[0].shape[0] for piece in held)
         if n_read != self.n_rows:
             raise self._changed(n_read)
+        if held:
+            yield from _window_batches(held, sizes, generator)
 
     def _changed(self, n_read):
         return RuntimeError(
@@ -242,29 +287,27 @@ class StreamedBatches:
         )
 
 
-def _take(held, size):
-    # The first `size` rows of the held pieces, and what remains of them.
-    taken, rest, needed = [], [], size
-    for piece in held:
-        if needed == 0:
-            rest.append(piece)
-        elif piece[0].shape[0] <= needed:
-            taken.append(piece)
-            needed -= piece[0].shape[0]
-        else:
-            taken.append(tuple(part[:needed] for part in piece))
-            rest.append(tuple(part[needed:] for part in piece))
-            needed = 0
-    batch = tuple(torch.cat(parts) if len(parts) > 1 else parts[0] for parts in zip(*taken))
-    return batch, rest
+def _window_batches(held, sizes, generator):
+    # Permute the held rows together, yield the batches they fill (popping their sizes from the front of
+    # `sizes`), and return the rows left over (already permuted) for the next window.
+    X, y, weight = (torch.cat(parts) if len(parts) > 1 else parts[0] for parts in zip(*held))
+    permutation = torch.randperm(X.shape[0], generator=generator).to(X.device)
+    start = 0
+    while sizes and X.shape[0] - start >= sizes[0]:
+        index = permutation[start : start + sizes[0]]
+        yield X.index_select(0, index), y.index_select(0, index), weight.index_select(0, index)
+        start += sizes.popleft()
+    rest = permutation[start:]
+    return [(X.index_select(0, rest), y.index_select(0, rest), weight.index_select(0, rest))] if len(rest) else []
 
 
 class _StreamTrainer:
     # train_network's signature: trains from the source instead of the encoded sample it is given.
 
-    def __init__(self, estimator, source, *, target, sample_weight, class_weight, n_rows, chunk_rows):
+    def __init__(self, estimator, source, *, target, sample_weight, class_weight, n_rows, chunk_rows, shuffle_rows):
         self.estimator, self.source, self.target, self.sample_weight = estimator, source, target, sample_weight
         self.class_weight, self.n_rows, self.chunk_rows = class_weight, n_rows, chunk_rows
+        self.shuffle_rows = shuffle_rows
         self.kind = None
 
     def encode(self, chunk):
@@ -278,6 +321,8 @@ class _StreamTrainer:
             features, y, weights = features.iloc[kept], y.iloc[kept], weights[kept]
         else:
             weights = np.ones(features.shape[0])
+        if features.shape[0] == 0:  # a chunk of rows of weight 0 only
+            return None
         if self.kind is None:  # the fitted target kind: classes or target scaling, set before training starts
             self.kind = estimator._target_kind()
         X = estimator._encode_X(features)
@@ -297,7 +342,7 @@ class _StreamTrainer:
         optimizer_state=None,
         observer=None,
     ):
-        batches = StreamedBatches(self.source, self.encode, self.n_rows, self.chunk_rows)
+        batches = StreamedBatches(self.source, self.encode, self.n_rows, self.chunk_rows, self.shuffle_rows)
         return train_network(
             network,
             loss_function,
@@ -313,13 +358,29 @@ class _StreamTrainer:
         )
 
 
-def _check_arguments(target, sample_weight, chunk_rows, encoding_sample_rows):
-    targets = [target] if isinstance(target, str) else list(target) if isinstance(target, (list, tuple)) else None
-    if not targets or not all(isinstance(name, str) for name in targets):
+def _is_column_name(name):
+    # str, or int for frames without a header (pandas numbers their columns).
+    return isinstance(name, str) or (isinstance(name, (int, np.integer)) and not isinstance(name, bool))
+
+
+def _check_arguments(estimator, target, sample_weight, chunk_rows, encoding_sample_rows, shuffle_rows):
+    if not hasattr(estimator, "_fit_with_trainer"):
+        raise TypeError(
+            "estimator must be a SparseTabNetClassifier or SparseTabNetRegressor (not a Pipeline or another "
+            f"estimator), got {type(estimator).__name__}; prepare the columns in the source instead."
+        )
+    targets = [target] if _is_column_name(target) else list(target) if isinstance(target, (list, tuple)) else None
+    if not targets or not all(_is_column_name(name) for name in targets):
         raise ValueError(f"target must be a column name or a non-empty list of column names, got {target!r}.")
-    if sample_weight is not None and not isinstance(sample_weight, str):
+    if sample_weight is not None and not _is_column_name(sample_weight):
         raise ValueError(f"sample_weight must be a column name or None, got {sample_weight!r}.")
-    for name, value, least in (("chunk_rows", chunk_rows, 1), ("encoding_sample_rows", encoding_sample_rows, 2)):
+    if sample_weight is not None and sample_weight in targets:
+        raise ValueError(f"sample_weight={sample_weight!r} names a target column; it must name the weight column.")
+    for name, value, least in (
+        ("chunk_rows", chunk_rows, 1),
+        ("encoding_sample_rows", encoding_sample_rows, 2),
+        ("shuffle_rows", shuffle_rows, 1),
+    ):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < least:
             raise ValueError(f"{name} must be an int of at least {least}, got {value!r}.")
     return targets
@@ -333,6 +394,7 @@ def fit(
     sample_weight=None,
     chunk_rows=DEFAULT_CHUNK_ROWS,
     encoding_sample_rows=DEFAULT_ENCODING_SAMPLE_ROWS,
+    shuffle_rows=DEFAULT_SHUFFLE_ROWS,
     X_val=None,
     y_val=None,
     sample_weight_val=None,
@@ -354,15 +416,20 @@ def fit(
         dataset, a dask DataFrame, a function returning a new iterator of pandas DataFrames at
         each call (e.g. ``lambda: pandas.read_csv(path, chunksize=100_000, dtype=...)``), or a
         list of DataFrames. Every column other than ``target`` and ``sample_weight`` is a feature.
-    target : str or list of str
-        The target column (a list: several target columns, for a multi-output regressor).
-    sample_weight : str, default=None
+    target : str, int or list
+        The target column (an int for a table without a header, whose columns pandas numbers;
+        a list: several target columns, for a multi-output regressor).
+    sample_weight : str or int, default=None
         The column of non-negative row weights; None: every row weighs 1.
     chunk_rows : int, default=65536
         Rows read at a time (a dask partition is read whole, then cut).
     encoding_sample_rows : int, default=200000
         Size of the uniform random sample of rows (seeded by ``random_state``) kept by the
         encoding pass.
+    shuffle_rows : int, default=262144
+        Rows permuted together into batches (:class:`StreamedBatches`): a table of at most
+        this many rows is shuffled whole, as in memory; a larger one in windows of this many
+        rows, gathered from parts read in a random order. Held encoded, as float32.
     X_val : pandas.DataFrame of shape (n_val_samples, n_features), default=None
         Validation rows, in memory, for early stopping and ``validation_scores_``. The source
         is not split: without them, ``early_stopping`` must resolve to False.
@@ -380,12 +447,14 @@ def fit(
     ------
     ValueError
         For invalid arguments (naming the argument), a missing target or weight column, chunks
-        whose columns differ, weights that are negative or not finite, a source of no row of
-        positive weight, ``early_stopping`` that would need a validation split (no ``X_val``),
-        a classifier with several target columns, ``class_weight="balanced"`` with several
-        target columns, and whatever the estimator's ``fit`` refuses.
+        whose columns differ, a column numeric in the first chunk that holds text later (under
+        ``categorical_features="auto"``), labels of several types across chunks, weights that
+        are negative or not finite, a source of no row of positive weight, ``early_stopping``
+        that would need a validation split (no ``X_val``), a classifier with several target
+        columns, and whatever the estimator's ``fit`` refuses.
     TypeError
-        For a source of an unsupported type, a one-shot iterator, or what ``fit`` refuses.
+        For an estimator that is not a sparsetab classifier or regressor, a source of an
+        unsupported type, a one-shot iterator, or what ``fit`` refuses.
     FileNotFoundError
         If a source path does not exist.
     RuntimeError
@@ -415,7 +484,7 @@ def fit(
     >>> model.n_iter_, model.classes_.tolist()
     (1, [0, 1])
     """
-    targets = _check_arguments(target, sample_weight, chunk_rows, encoding_sample_rows)
+    targets = _check_arguments(estimator, target, sample_weight, chunk_rows, encoding_sample_rows, shuffle_rows)
     classifier = is_classifier(estimator)
     if classifier and len(targets) > 1:
         raise ValueError(
@@ -432,12 +501,8 @@ def fit(
         chunk_rows=int(chunk_rows),
         sample_rows=int(encoding_sample_rows),
         seed=seed,
+        X_val=X_val,
     )
-    if X_val is None and resolve_early_stopping(estimator.early_stopping, n_rows, False):
-        raise ValueError(
-            f"early_stopping={estimator.early_stopping!r} needs validation rows, and a streamed fit does not hold out "
-            f"part of the {n_rows} rows of the source: pass X_val and y_val, or set early_stopping=False."
-        )
     class_weight = getattr(estimator, "class_weight", None) if classifier else None
     if isinstance(class_weight, str) and class_weight == "balanced":
         class_weight = _balanced(label_counts)
@@ -445,7 +510,15 @@ def fit(
     classes = None
     if classifier:
         labels = pd.Series(list(label_counts), dtype=sample[targets[0]].dtype)
-        classes = np.sort(labels.to_numpy())
+        try:
+            classes = np.sort(labels.to_numpy())
+        except TypeError as error:
+            kinds = sorted({type(label).__name__ for label in label_counts})
+            raise ValueError(
+                f"The target column {targets[0]!r} holds labels of several types across chunks ({', '.join(kinds)}), "
+                "e.g. numbers in the first chunks and text later: read it with one dtype (e.g. "
+                f"lambda: pandas.read_csv(path, chunksize=..., dtype={{{targets[0]!r}: 'str'}}))."
+            ) from error
     trainer = _StreamTrainer(
         estimator,
         table,
@@ -454,6 +527,7 @@ def fit(
         class_weight=class_weight,
         n_rows=n_rows,
         chunk_rows=int(chunk_rows),
+        shuffle_rows=int(shuffle_rows),
     )
     estimator._fit_with_trainer(
         trainer,

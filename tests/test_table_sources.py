@@ -92,3 +92,21 @@ def test_refusals(tmp_path):
         open_table_source(3)
     with pytest.raises(TypeError, match="each chunk must be a pandas DataFrame"):
         list(open_table_source(lambda: iter([np.zeros((2, 2))])).chunks(10))
+
+
+def test_parquet_folder_schemas_are_merged(tmp_path):
+    # The first file's schema alone would refuse the float column of the second and drop its extra column.
+    (tmp_path / "folder").mkdir()
+    _write_parquet(pd.DataFrame({"x": [1, 2], "code": [None, None]}), tmp_path / "folder" / "a.parquet", 2)
+    _write_parquet(
+        pd.DataFrame({"x": [1.5, 2.5], "code": ["A", "B"], "extra": [7, 8]}), tmp_path / "folder" / "b.parquet", 2
+    )
+    rows = _rows(open_table_source(tmp_path / "folder"), 10).sort_values("x", ignore_index=True)
+    assert rows["x"].tolist() == [1.0, 1.5, 2.0, 2.5]
+    assert rows["code"].tolist()[1::2] == ["A", "B"] and rows["code"].isna().sum() == 2
+    assert rows["extra"].isna().sum() == 2
+
+
+def test_a_function_returning_one_frame_gives_one_chunk():
+    frame = _frame(10)
+    assert _rows(open_table_source(lambda: frame), 100)["row"].tolist() == list(range(10))
