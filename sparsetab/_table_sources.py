@@ -153,7 +153,8 @@ def open_table_source(source):
     ----------
     source : str, os.PathLike, pyarrow.dataset.Dataset, dask.dataframe.DataFrame, callable, sequence or TableSource
         A path to a Parquet file or a folder of Parquet files (suffix ``.parquet``, ``.pq`` or
-        ``.parq``, or a folder; the files' schemas are merged, with type promotion), a path to a CSV or TSV file (optionally compressed: ``.gz``,
+        ``.parq``, or a folder; the files' schemas are merged, with type promotion), a path to a
+        CSV or TSV file (optionally compressed: ``.gz``,
         ``.bz2``, ``.zip``, ``.xz``, ``.zst``), a pyarrow dataset, a dask DataFrame, a function
         that returns a new iterator of pandas DataFrames (or one DataFrame) at each call, a list
         or tuple of pandas DataFrames, or a :class:`TableSource` (returned as it is).
