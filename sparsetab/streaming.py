@@ -13,15 +13,18 @@
    the regression target's standardisation and the rows ``feature_importances_`` averages over.
 2. **Training** runs the estimator's fit loop on batches read from the source
    (:class:`StreamedBatches`): every epoch reads the parts of the source (Parquet row groups,
-   dataset fragments, dask partitions) in a new random order, shuffles the rows of each chunk,
-   and cuts batches of the sizes an in-memory epoch has.
+   dataset fragments, dask partitions) in a new random order, permutes the rows in windows of
+   ``shuffle_rows`` rows (a smaller table whole), and cuts batches of the sizes an in-memory
+   epoch has.
 
-The memory held is one chunk, the sample and the model: it does not grow with the table.
+The memory held is one chunk, the shuffle window, the sample and the model: it does not grow
+with the table.
 
-The mixing of an epoch is bounded by the source's layout: rows are shuffled within a chunk and
-parts are shuffled, but a CSV file or an iterator is one part, read in its order. A table sorted
-by the target (all of one class, then another) should be written in random order, or as a
-Parquet file of many row groups.
+The mixing of an epoch is bounded by the window and the source's layout: parts are read in a
+random order, but a CSV file or an iterator is one part, read in its order, so a table larger
+than the window and sorted (by the target, or by a column, or with a block of rows missing a
+value) gives windows that are not alike. Write such a table in random order, or as a Parquet
+file of many row groups, or raise ``shuffle_rows``.
 """
 
 import collections
