@@ -270,14 +270,15 @@ def test_n_jobs_sets_torch_threads_inside_fit_and_predict_only(fast_params):
     )
     assert seen == [n_jobs, n_jobs]
     assert torch.get_num_threads() == before
-    encode = model.network_.encode
+    # predict's encode and explain's both run encode_steps.
+    encode_steps = model.network_.encode_steps
     during_predict = []
 
-    def recording_encode(*args):
+    def recording_encode_steps(*args):
         during_predict.append(torch.get_num_threads())
-        return encode(*args)
+        return encode_steps(*args)
 
-    model.network_.encode = recording_encode
+    model.network_.encode_steps = recording_encode_steps
     model.predict_proba(X)
     model.explain(X[:5])
     assert during_predict == [n_jobs, n_jobs]
