@@ -109,6 +109,25 @@ def test_sample_weight_scales_the_loss(make_training_config):
     assert history.loss_curve[0] == pytest.approx(float(expected), rel=1e-5)
 
 
+def test_the_gate_regulariser_enters_the_objective_with_lambda_gate(make_training_config):
+    # One batch of one virtual batch: the first epoch's objective is that of the starting weights.
+    _, X, y = _problem(40)
+
+    def gated_network():
+        torch.manual_seed(0)
+        return TabNet([None] * 3, [1] * 3, 2, n_d=4, n_a=4, n_steps=2, virtual_batch_size=64, step_gates="sigmoid")
+
+    with torch.no_grad():
+        output, _, _, gate_loss = gated_network().train()(X)
+        task_loss = _cross_entropy(output, y).mean()
+    config = make_training_config(max_epochs=1, lambda_sparse=0.0, lambda_gate=0.5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        history = _train(gated_network(), X, y, config)
+    assert float(gate_loss) > 0
+    assert history.loss_curve[0] == pytest.approx(float(task_loss + 0.5 * gate_loss), rel=1e-5)
+
+
 def test_non_finite_loss_stops_restores_and_warns(make_training_config):
     network, X, y = _problem(40)
     state = {name: value.clone() for name, value in network.state_dict().items()}
