@@ -15,9 +15,10 @@ set and configuration, as means over the seeds:
 - the mean gate of each step and the share of exactly-closed gates (gated configurations).
 
 The configurations: ungated (``step_gates=None``), and the gates ``"sigmoid"`` and ``"sparsemax"``
-with ``lambda_gate=0.01``, reading the previous step's attention features, with the gate on the
-first step or not (``gate_first_step``), and reading the step's own attention features
-(``gate_input="own"``).
+with ``lambda_gate=0.01`` and the L1 penalty (``gate_penalty="l1"``), reading the previous step's
+attention features, with the gate on the first step or not (``gate_first_step``), and reading the
+step's own attention features (``gate_input="own"``); then two of them with the contribution penalty
+(``gate_penalty="contribution"``).
 
 Each (data set, configuration, seed) is stored as one JSON file under ``--cache`` when it is done,
 so an interrupted screen resumes where it stopped. Not part of the test suite. Run::
@@ -47,14 +48,23 @@ from sparsetab.datasets import make_syn
 
 # Importance above which a feature counts as selected (normalised importances: rows sum to 1).
 SELECTED = 0.05
+# The first gated configurations use the L1 penalty (the first one measured); the last two the contribution
+# penalty that became gate_penalty's default.
+L1 = {"gate_penalty": "l1"}
 CONFIGURATIONS = {
     "ungated": {},
-    "sigmoid": {"step_gates": "sigmoid"},
-    "sparsemax": {"step_gates": "sparsemax"},
-    "sigmoid, first step ungated": {"step_gates": "sigmoid", "gate_first_step": False},
-    "sparsemax, first step ungated": {"step_gates": "sparsemax", "gate_first_step": False},
-    "sigmoid, own attention": {"step_gates": "sigmoid", "gate_input": "own"},
-    "sparsemax, own attention": {"step_gates": "sparsemax", "gate_input": "own"},
+    "sigmoid": {"step_gates": "sigmoid", **L1},
+    "sparsemax": {"step_gates": "sparsemax", **L1},
+    "sigmoid, first step ungated": {"step_gates": "sigmoid", "gate_first_step": False, **L1},
+    "sparsemax, first step ungated": {"step_gates": "sparsemax", "gate_first_step": False, **L1},
+    "sigmoid, own attention": {"step_gates": "sigmoid", "gate_input": "own", **L1},
+    "sparsemax, own attention": {"step_gates": "sparsemax", "gate_input": "own", **L1},
+    "sigmoid, contribution penalty": {"step_gates": "sigmoid", "gate_penalty": "contribution"},
+    "sparsemax, first step ungated, contribution penalty": {
+        "step_gates": "sparsemax",
+        "gate_first_step": False,
+        "gate_penalty": "contribution",
+    },
 }
 
 

@@ -27,7 +27,7 @@ from sklearn.model_selection import train_test_split
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from ._training import LEARNING_RATE_SCHEDULES, TrainingConfig
-from .network import ENTMAX_MODES, GATE_INPUTS, NUMERICAL_EMBEDDINGS, STEP_GATES, quantile_bin_edges
+from .network import ENTMAX_MODES, GATE_INPUTS, GATE_PENALTIES, NUMERICAL_EMBEDDINGS, STEP_GATES, quantile_bin_edges
 
 __all__ = [
     "AUTO_BATCH_MAX",
@@ -223,6 +223,15 @@ PARAMETERS = (
         legacy="previous",
     ),
     Parameter("gate_first_step", True, ["boolean"], "architecture", _SUPERVISED, network_type=bool, legacy=True),
+    Parameter(
+        "gate_penalty",
+        "contribution",
+        [StrOptions(set(GATE_PENALTIES))],
+        "architecture",
+        _SUPERVISED,
+        network_type=str,
+        legacy="contribution",
+    ),
     Parameter(
         "numerical_transform",
         "standard",

@@ -53,6 +53,7 @@ CHANGED = {
     "step_gates": "sigmoid",
     "gate_input": "own",
     "gate_first_step": False,
+    "gate_penalty": "l1",
     "numerical_transform": "quantile",
     "categorical_features": ["colour"],
     "cat_emb_dim": 2,

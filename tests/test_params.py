@@ -55,8 +55,8 @@ def test_name_groups():
     assert NETWORK_PARAMETERS == (
         "n_d", "n_a", "n_steps", "gamma", "n_independent", "n_shared", "n_ensemble", "virtual_batch_size",
         "momentum", "entmax_mode", "entmax_alpha", "step_gates", "gate_input", "gate_first_step",
-        "numerical_transform", "categorical_features", "cat_emb_dim", "grouped_features", "numerical_embedding",
-        "n_bins", "embedding_dim", "frequency_scale",
+        "gate_penalty", "numerical_transform", "categorical_features", "cat_emb_dim", "grouped_features",
+        "numerical_embedding", "n_bins", "embedding_dim", "frequency_scale",
     )  # fmt: skip
     # Batch normalisation does not change what the encoder's weights mean: a fine-tuned model may differ there;
     # n_ensemble neither: every member of a fine-tuned ensemble starts from the one pretrained encoder.
@@ -68,6 +68,7 @@ def test_name_groups():
         "step_gates",
         "gate_input",
         "gate_first_step",
+        "gate_penalty",
     }
     assert {"step_gates", "lambda_gate"}.isdisjoint(parameter_constraints("pretrainer"))
     assert "n_shared_decoder" not in NETWORK_PARAMETERS  # pretrainer only
@@ -163,6 +164,7 @@ def test_legacy_values_are_those_of_the_first_release():
         "step_gates": None,
         "gate_input": "previous",
         "gate_first_step": True,
+        "gate_penalty": "contribution",
     }
     saved = {"n_d": 4, "weight_decay": 0.5}
     completed = with_legacy_parameters(saved, ["n_d", "weight_decay", "warmup_epochs", "learning_rate_schedule"])

@@ -4,8 +4,8 @@ TabNet adds every decision step's output ``ReLU(d_i)`` to the decision, so a ste
 its mask always sums to 1 and is counted in the aggregate importance with the weight
 ``eta_b[i] = sum_c ReLU(d_b,c[i])``. A step gate ``g_b[i]`` in [0, 1], computed per row from
 attention features, scales the step's contribution (``g_b[i] * ReLU(d_i)``) and hence its
-weight ``g_b[i] * eta_b[i]`` in the aggregate importance; an L1 regulariser on the gates pulls
-steps that do not help toward off.
+weight ``g_b[i] * eta_b[i]`` in the aggregate importance; a regulariser on the gates
+(:func:`gate_penalty`) pulls steps that do not help toward off.
 """
 
 import math
@@ -15,13 +15,16 @@ from torch import nn
 
 from .seeded import seeded_linear
 
-__all__ = ["GATE_INPUTS", "STEP_GATES", "StepGates", "sparsemax_gate"]
+__all__ = ["GATE_INPUTS", "GATE_PENALTIES", "STEP_GATES", "StepGates", "gate_penalty", "sparsemax_gate"]
 
 # The gate functions of the scores: the logistic sigmoid, and sparsemax over the pair (score, 0).
 STEP_GATES = ("sigmoid", "sparsemax")
 # Which attention features a step's gate reads: "previous" those its attentive transformer reads
 # (a[i-1]), "own" those its feature transformer writes (a[i]).
 GATE_INPUTS = ("previous", "own")
+# The gate regularisers: the L1 norm of a row's gates, or each gate weighted by its step's share of the
+# decision output (see gate_penalty).
+GATE_PENALTIES = ("l1", "contribution")
 # Gates start mostly open, so that a new gated network begins close to an ungated one and the
 # regulariser, not the initialisation, decides which steps close.
 INITIAL_GATE = 0.9
@@ -55,6 +58,61 @@ def sparsemax_gate(scores):
     return torch.clamp((scores + 1.0) * 0.5, 0.0, 1.0)
 
 
+def gate_penalty(gates, step_importance, penalty="contribution", mean_contribution=None):
+    """The gate regulariser that pulls gates toward off, to be weighted by ``lambda_gate``.
+
+    ``"l1"``: the mean over rows of ``sum_i g_b[i]``, the L1 norm of each row's gates: the
+    same pull on every gate. ``"contribution"``: the mean over rows of
+    ``sum_i g_b[i] * eta_b[i] / mean(eta)``, each gate weighted by its step's ungated
+    contribution ``eta_b[i]`` relative to the mean contribution over the rows and steps of the
+    batch, with no gradient through the weights: the pull is strongest on the gates of the
+    steps and rows that contribute most, and a step whose output alone grows gets a larger
+    weight. The weights are relative, so neither form stops a gate and its step's output from
+    trading scale together (``g * ReLU(d) = (g / c) * (c * ReLU(d))``, which the L1 pull can
+    be paid with). Weights by the absolute ``eta`` would, but at ``lambda_gate=0.01`` they
+    closed almost every gate in the screen (benchmarks/results/syn_gates_screen.md).
+
+    Parameters
+    ----------
+    gates : torch.Tensor of shape (batch, n_gated), float
+        The gates of the gated steps, in [0, 1].
+    step_importance : torch.Tensor of shape (batch, n_gated), float
+        ``eta_b[i] = sum_c ReLU(d_b,c[i])`` of the same steps, before the gates.
+    penalty : {"l1", "contribution"}, default="contribution"
+        Which regulariser.
+    mean_contribution : torch.Tensor, scalar, or None, default=None
+        The mean ``eta`` that the ``"contribution"`` weights are relative to (the network
+        passes the mean over all its steps, gated or not); None: the mean of
+        ``step_importance``.
+
+    Returns
+    -------
+    torch.Tensor, scalar
+        The regulariser; 0 when ``n_gated`` is 0 (and, for ``"contribution"``, when every
+        ``eta`` is 0).
+
+    Raises
+    ------
+    ValueError
+        If ``penalty`` is not one of :data:`GATE_PENALTIES`.
+
+    References
+    ----------
+    Arik, S. O. and Pfister, T. (2021). TabNet: Attentive Interpretable Tabular Learning.
+    AAAI 35(8), section 4 (``eta_b``).
+    """
+    if penalty not in GATE_PENALTIES:
+        raise ValueError(f"gate_penalty must be one of {GATE_PENALTIES}, got {penalty!r}.")
+    if gates.shape[1] == 0:
+        return gates.new_zeros(())
+    if penalty == "l1":
+        return gates.sum(dim=1).mean()
+    contribution = step_importance.detach()
+    mean_contribution = contribution.mean() if mean_contribution is None else mean_contribution.detach()
+    weights = contribution / mean_contribution.clamp_min(torch.finfo(contribution.dtype).tiny)
+    return (gates * weights).sum(dim=1).mean()
+
+
 class StepGates(nn.Module):
     """A per-row gate in [0, 1] on each decision step's contribution to the decision output.
 
@@ -77,6 +135,8 @@ class StepGates(nn.Module):
         Which attention features each gate reads.
     gate_first_step : bool, default=True
         Whether step 1 has a gate.
+    penalty : {"l1", "contribution"}, default="contribution"
+        The regulariser of :func:`gate_penalty` that the network returns.
     generator : torch.Generator or None, default=None
         Source of the initial weights; None: torch's global generator.
 
@@ -90,8 +150,8 @@ class StepGates(nn.Module):
     Raises
     ------
     ValueError
-        If ``kind`` is not one of :data:`STEP_GATES` or ``gate_input`` not one of
-        :data:`GATE_INPUTS`.
+        If ``kind`` is not one of :data:`STEP_GATES`, ``gate_input`` not one of
+        :data:`GATE_INPUTS` or ``penalty`` not one of :data:`GATE_PENALTIES`.
 
     References
     ----------
@@ -99,14 +159,26 @@ class StepGates(nn.Module):
     AAAI 35(8), section 4 ("Interpretability": the step weights ``eta_b``).
     """
 
-    def __init__(self, n_a, n_steps, kind="sigmoid", gate_input="previous", gate_first_step=True, generator=None):
+    def __init__(
+        self,
+        n_a,
+        n_steps,
+        kind="sigmoid",
+        gate_input="previous",
+        gate_first_step=True,
+        penalty="contribution",
+        generator=None,
+    ):
         super().__init__()
         if kind not in STEP_GATES:
             raise ValueError(f"step_gates must be one of {STEP_GATES} or None, got {kind!r}.")
         if gate_input not in GATE_INPUTS:
             raise ValueError(f"gate_input must be one of {GATE_INPUTS}, got {gate_input!r}.")
+        if penalty not in GATE_PENALTIES:
+            raise ValueError(f"gate_penalty must be one of {GATE_PENALTIES}, got {penalty!r}.")
         self.kind = kind
         self.gate_input = gate_input
+        self.penalty = penalty
         self.gate_first_step = bool(gate_first_step)
         self.n_steps = int(n_steps)
         self.first_gated = 0 if self.gate_first_step else 1

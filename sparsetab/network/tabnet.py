@@ -9,7 +9,7 @@ from .attentive import AttentiveTransformer
 from .blocks import FeatureTransformer, GhostBatchNorm
 from .embeddings import InputEmbedding
 from .seeded import seeded_linear
-from .step_gates import StepGates
+from .step_gates import StepGates, gate_penalty
 
 __all__ = ["EncodedSteps", "TabNet"]
 
@@ -31,8 +31,8 @@ class EncodedSteps(NamedTuple):
     sparsity_loss : torch.Tensor, scalar
         Mean entropy of the masks over steps and rows.
     gate_loss : torch.Tensor, scalar, or None
-        The gate regulariser: the mean over rows of the sum of the row's gates (their L1 norm),
-        to be weighted by ``lambda_gate``; None without step gates.
+        The gate regulariser (:func:`~sparsetab.network.step_gates.gate_penalty`), to be
+        weighted by ``lambda_gate``; None without step gates.
     """
 
     decision: torch.Tensor
@@ -127,6 +127,9 @@ class TabNet(nn.Module):
         :class:`~sparsetab.network.step_gates.StepGates`. Unused without ``step_gates``.
     gate_first_step : bool, default=True
         Whether the first step has a gate. Unused without ``step_gates``.
+    gate_penalty : {"l1", "contribution"}, default="contribution"
+        The gate regulariser the forward pass returns; see
+        :func:`~sparsetab.network.step_gates.gate_penalty`. Unused without ``step_gates``.
     generator : torch.Generator or None, default=None
         Source of the initial weights (:mod:`sparsetab.network.seeded`), so that a seeded fit
         does not depend on what other threads draw; None: torch's global generator.
@@ -134,8 +137,8 @@ class TabNet(nn.Module):
     Raises
     ------
     ValueError
-        If ``constant_groups`` holds every group, or ``step_gates`` or ``gate_input`` is not
-        one of the accepted values (or from the submodules' checks).
+        If ``constant_groups`` holds every group, or ``step_gates``, ``gate_input`` or
+        ``gate_penalty`` is not one of the accepted values (or from the submodules' checks).
 
     References
     ----------
@@ -174,6 +177,7 @@ class TabNet(nn.Module):
         step_gates=None,
         gate_input="previous",
         gate_first_step=True,
+        gate_penalty="contribution",
         generator=None,
     ):
         super().__init__()
@@ -227,7 +231,9 @@ class TabNet(nn.Module):
         # Built after every other module, so that the other initial weights are those of the ungated network.
         self.gates = None
         if step_gates is not None:
-            self.gates = StepGates(n_a, n_steps, step_gates, gate_input, gate_first_step, generator=generator)
+            self.gates = StepGates(
+                n_a, n_steps, step_gates, gate_input, gate_first_step, gate_penalty, generator=generator
+            )
         # The embedded columns of the constant groups are zeroed before the input batch norm, so that their
         # values reach no step (the initial transformer sees every column). At fit they only held a constant.
         constant_columns = None
@@ -401,13 +407,13 @@ class TabNet(nn.Module):
         # (batch, n_steps): a step without a gate counts fully.
         return torch.cat([torch.ones_like(like[:, :1]) if gate is None else gate for gate in gates], dim=1)
 
-    @staticmethod
-    def _gate_loss(gates, like):
-        # L1 norm of each row's gates (they are >= 0), mean over rows; 0 when no step has a gate.
-        gated = [gate for gate in gates if gate is not None]
-        if not gated:
-            return like.new_zeros(())
-        return torch.cat(gated, dim=1).sum(dim=1).mean()
+    def _gate_loss(self, gates, step_importance):
+        # Only the gated steps are pulled toward off.
+        gated = [step for step, gate in enumerate(gates) if gate is not None]
+        gate_matrix = torch.cat([gates[step] for step in gated], dim=1) if gated else step_importance[:, :0]
+        return gate_penalty(
+            gate_matrix, step_importance[:, gated], self.gates.penalty, mean_contribution=step_importance.mean()
+        )
 
     def _spread_over_columns(self, group_values):
         # (batch, n_groups) -> (batch, embedded width): each group's value on each of its embedded columns.
@@ -448,4 +454,5 @@ class TabNet(nn.Module):
         if gates is None:
             return self.head(torch.stack(step_decisions).sum(dim=0)), masks, sparsity_loss
         output = self.head(torch.stack(self._gate(step_decisions, gates)).sum(dim=0))
-        return output, masks, sparsity_loss, self._gate_loss(gates, masks[0])
+        step_importance = torch.stack([step.sum(dim=1) for step in step_decisions], dim=1)
+        return output, masks, sparsity_loss, self._gate_loss(gates, step_importance)

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from sparsetab.entmax import sparsemax
-from sparsetab.network import GATE_INPUTS, STEP_GATES, StepGates, sparsemax_gate
+from sparsetab.network import GATE_INPUTS, STEP_GATES, StepGates, gate_penalty, sparsemax_gate
 
 
 def test_sparsemax_gate_hand_computed_values():
@@ -66,6 +66,7 @@ def test_gate_values_are_in_the_unit_interval_and_sparsemax_reaches_zero():
     [
         ({"kind": "softmax"}, r"step_gates must be one of \('sigmoid', 'sparsemax'\) or None, got 'softmax'"),
         ({"gate_input": "next"}, r"gate_input must be one of \('previous', 'own'\), got 'next'"),
+        ({"penalty": "l2"}, r"gate_penalty must be one of \('l1', 'contribution'\), got 'l2'"),
     ],
 )
 def test_invalid_gate_settings_name_the_argument(kwargs, message):
@@ -76,3 +77,33 @@ def test_invalid_gate_settings_name_the_argument(kwargs, message):
 def test_sigmoid_bias_starts_at_the_logit_of_the_initial_gate():
     gates = StepGates(4, 3, "sigmoid")
     torch.testing.assert_close(gates.scores.bias, torch.full((3,), math.log(0.9 / 0.1)))
+
+
+def test_gate_penalties_hand_computed():
+    gates = torch.tensor([[0.5, 0.0], [1.0, 0.25]])
+    eta = torch.tensor([[2.0, 4.0], [0.0, 2.0]])  # mean 2
+    torch.testing.assert_close(gate_penalty(gates, eta, "l1"), torch.tensor((0.5 + 1.25) / 2))
+    # (0.5 * 2 / 2 + 0) and (1 * 0 / 2 + 0.25 * 2 / 2), mean over the two rows
+    torch.testing.assert_close(gate_penalty(gates, eta, "contribution"), torch.tensor((0.5 + 0.25) / 2))
+    assert float(gate_penalty(gates[:, :0], eta[:, :0])) == 0.0
+    # Weights relative to a given mean contribution (the network's over all its steps): here 4.
+    expected = torch.tensor((0.5 * 2 / 4 + 0.25 * 2 / 4) / 2)
+    torch.testing.assert_close(gate_penalty(gates, eta, mean_contribution=torch.tensor(4.0)), expected)
+    assert float(gate_penalty(gates, torch.zeros(2, 2))) == 0.0
+    with pytest.raises(ValueError, match=r"gate_penalty must be one of \('l1', 'contribution'\), got 'L1'"):
+        gate_penalty(gates, eta, "L1")
+
+
+def test_the_contribution_weights_are_relative_to_the_batchs_mean_eta():
+    generator = torch.Generator().manual_seed(0)
+    gates, eta = torch.rand(8, 3, generator=generator), torch.rand(8, 3, generator=generator)
+    torch.testing.assert_close(gate_penalty(gates, 10 * eta), gate_penalty(gates, eta))
+    # Equal contributions everywhere: every weight is 1, the L1 penalty.
+    torch.testing.assert_close(gate_penalty(gates, torch.full((8, 3), 3.0)), gate_penalty(gates, eta, "l1"))
+
+
+def test_the_contribution_penalty_passes_no_gradient_to_the_step_outputs():
+    gates = torch.rand(5, 2, generator=torch.Generator().manual_seed(1), requires_grad=True)
+    eta = torch.rand(5, 2, generator=torch.Generator().manual_seed(2), requires_grad=True)
+    gate_penalty(gates, eta, "contribution").backward()
+    assert eta.grad is None and bool((gates.grad > 0).all())

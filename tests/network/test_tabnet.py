@@ -313,7 +313,7 @@ def test_a_gated_network_shares_the_ungated_initial_weights_and_adds_only_the_ga
 
 def test_gated_output_is_the_head_of_the_gated_sum_of_the_step_outputs():
     ungated = _network().eval()
-    gated = _network(step_gates="sparsemax").eval()
+    gated = _network(step_gates="sparsemax", gate_penalty="l1").eval()
     gate_values = [0.25, 0.0, 1.0]
     _constant_gates(gated, gate_values)
     x = _inputs()
@@ -332,6 +332,21 @@ def test_gated_output_is_the_head_of_the_gated_sum_of_the_step_outputs():
         assert bool((encoded.step_importance[:, 1] == 0).all())  # a closed gate: exactly 0
         gated_steps, _, _ = gated.decision_steps(x)
         torch.testing.assert_close(gated_steps[0], 0.25 * step_decisions[0])
+
+
+def test_the_contribution_penalty_weighs_each_gate_by_its_steps_share_of_eta():
+    ungated = _network().eval()
+    gated = _network(step_gates="sparsemax", gate_first_step=False).eval()  # gate_penalty="contribution"
+    _constant_gates(gated, [0.5, 1.0])
+    x = _inputs()
+    with torch.no_grad():
+        step_decisions, _, _ = ungated.decision_steps(x)
+        eta = torch.stack([step.sum(dim=1) for step in step_decisions], dim=1)
+        *_, gate_loss = gated(x)
+    # Steps 2 and 3 are gated; eta is normalised by its mean over the batch's rows and all 3 steps.
+    expected = ((0.5 * eta[:, 1] + 1.0 * eta[:, 2]) / eta.mean()).mean()
+    torch.testing.assert_close(gate_loss, expected)
+    torch.testing.assert_close(gated.encode_steps(x).gate_loss, expected)
 
 
 def test_first_step_without_a_gate_counts_fully():
