@@ -167,7 +167,10 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
         was chosen on a 2-seed screen of Syn1, Syn2 and Syn4, where the sigmoid gate with it
         was the one configuration with a lower false discovery rate of the selected features
         than the ungated model on every set and a relevant share within 0.01 of it or higher
-        (README, "Step gates"). Unused without ``step_gates``.
+        (README, "Step gates"). With :func:`sparsetab.distributed.fit`, each process takes the
+        mean ``eta`` of its own rows, so a distributed fit with ``"contribution"`` is close to,
+        not equal to, the one-process fit (with ``"l1"`` it is equal). Unused without
+        ``step_gates``.
     numerical_transform : {"standard", "quantile"}, default="standard"
         What numeric columns become before the network. Either way each column is first
         clipped to the [min, max] it had at fit (missing values ignored), so that no row,
@@ -807,7 +810,10 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
         was chosen on a 2-seed screen of Syn1, Syn2 and Syn4, where the sigmoid gate with it
         was the one configuration with a lower false discovery rate of the selected features
         than the ungated model on every set and a relevant share within 0.01 of it or higher
-        (README, "Step gates"). Unused without ``step_gates``.
+        (README, "Step gates"). With :func:`sparsetab.distributed.fit`, each process takes the
+        mean ``eta`` of its own rows, so a distributed fit with ``"contribution"`` is close to,
+        not equal to, the one-process fit (with ``"l1"`` it is equal). Unused without
+        ``step_gates``.
     numerical_transform : {"standard", "quantile"}, default="standard"
         What numeric columns become before the network. Either way each column is first
         clipped to the [min, max] it had at fit (missing values ignored), so that no row,
