@@ -22,8 +22,8 @@ STEP_GATES = ("sigmoid", "sparsemax")
 # Which attention features a step's gate reads: "previous" those its attentive transformer reads
 # (a[i-1]), "own" those its feature transformer writes (a[i]).
 GATE_INPUTS = ("previous", "own")
-# The gate regularisers: the L1 norm of a row's gates, or each gate weighted by its step's share of the
-# decision output (see gate_penalty).
+# The gate regularisers: the L1 norm of a row's gates, or each gate weighted by its step's contribution
+# relative to the batch's mean (see gate_penalty).
 GATE_PENALTIES = ("l1", "contribution")
 # Gates start mostly open, so that a new gated network begins close to an ungated one and the
 # regulariser, not the initialisation, decides which steps close.
@@ -67,10 +67,11 @@ def gate_penalty(gates, step_importance, penalty="contribution", mean_contributi
     contribution ``eta_b[i]`` relative to the mean contribution over the rows and steps of the
     batch, with no gradient through the weights: the pull is strongest on the gates of the
     steps and rows that contribute most, and a step whose output alone grows gets a larger
-    weight. The weights are relative, so neither form stops a gate and its step's output from
-    trading scale together (``g * ReLU(d) = (g / c) * (c * ReLU(d))``, which the L1 pull can
-    be paid with). Weights by the absolute ``eta`` would, but at ``lambda_gate=0.01`` they
-    closed almost every gate in the screen (benchmarks/results/syn_gates_screen.md).
+    weight. The weights are relative, so neither form stops the gates of all steps and their
+    outputs from trading scale together (``g * ReLU(d) = (g / c) * (c * ReLU(d))``, with
+    which the L1 pull can be paid). Weights by the absolute ``eta`` would, but at
+    ``lambda_gate=0.01`` they closed almost every gate in the screen
+    (benchmarks/results/syn_gates_screen.md).
 
     Parameters
     ----------
