@@ -164,10 +164,11 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
         the row's gates; ``"contribution"``, the same with each gate weighted by its step's
         ungated contribution ``eta_b[i]`` over the batch's mean ``eta`` (no gradient through
         the weights), so the pull is strongest where a step contributes most. The default
-        was chosen on a 2-seed screen of Syn1, Syn2 and Syn4, where the sigmoid gate with it
-        was the one configuration with a lower false discovery rate of the selected features
-        than the ungated model on every set and a relevant share within 0.01 of it or higher
-        (README, "Step gates"). With :func:`sparsetab.distributed.fit`, each process takes the
+        was chosen on a screen of Syn1, Syn2 and Syn4, where the sigmoid gate with it raised
+        the relevant share on Syn1 and Syn2 over 4 seeds (0.56 to 0.66, 0.90 to 0.93) but not
+        on Syn4 (0.69 to 0.67); over 2 seeds it did better than ``"l1"`` on Syn2 and Syn4
+        (0.84 to 0.96, 0.54 to 0.69) and worse on Syn1 (0.74 to 0.68) (README, "Step gates").
+        With :func:`sparsetab.distributed.fit`, each process takes the
         mean ``eta`` of its own rows, so a distributed fit with ``"contribution"`` is close to,
         not equal to, the one-process fit (with ``"l1"`` it is equal). Unused without
         ``step_gates``.
@@ -807,10 +808,11 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
         the row's gates; ``"contribution"``, the same with each gate weighted by its step's
         ungated contribution ``eta_b[i]`` over the batch's mean ``eta`` (no gradient through
         the weights), so the pull is strongest where a step contributes most. The default
-        was chosen on a 2-seed screen of Syn1, Syn2 and Syn4, where the sigmoid gate with it
-        was the one configuration with a lower false discovery rate of the selected features
-        than the ungated model on every set and a relevant share within 0.01 of it or higher
-        (README, "Step gates"). With :func:`sparsetab.distributed.fit`, each process takes the
+        was chosen on a screen of Syn1, Syn2 and Syn4, where the sigmoid gate with it raised
+        the relevant share on Syn1 and Syn2 over 4 seeds (0.56 to 0.66, 0.90 to 0.93) but not
+        on Syn4 (0.69 to 0.67); over 2 seeds it did better than ``"l1"`` on Syn2 and Syn4
+        (0.84 to 0.96, 0.54 to 0.69) and worse on Syn1 (0.74 to 0.68) (README, "Step gates").
+        With :func:`sparsetab.distributed.fit`, each process takes the
         mean ``eta`` of its own rows, so a distributed fit with ``"contribution"`` is close to,
         not equal to, the one-process fit (with ``"l1"`` it is equal). Unused without
         ``step_gates``.
