@@ -15,13 +15,15 @@ from ._warnings import warn
 from .network import ensemble_members
 from .network.serving import ServingTabNet
 
-__all__ = ["EXPORT_FORMATS", "METADATA_FILE", "ONNX_INPUTS", "ONNX_OUTPUTS", "export_network"]
+__all__ = ["EXPORT_FORMATS", "METADATA_FILE", "ONNX_GATE_OUTPUT", "ONNX_INPUTS", "ONNX_OUTPUTS", "export_network"]
 
 EXPORT_FORMATS = ("exported_program", "onnx", "torchscript")
 METADATA_FILE = "sparsetab.json"
 # The names of the ONNX graph's inputs and outputs: those of ServingTabNet.forward and of its results.
 ONNX_INPUTS = ("numeric", "codes")
 ONNX_OUTPUTS = ("prediction", "step_masks")
+# The third output of a network with step gates.
+ONNX_GATE_OUTPUT = "step_gates"
 _TORCHSCRIPT_RETIRED = (
     "format='torchscript' is deprecated and will be removed in the next release: torch deprecates "
     "torch.jit.trace and torch.jit.save. Use format='exported_program' (torch.export) or format='onnx'."
@@ -36,7 +38,7 @@ def _json_value(value):
     return str(value)
 
 
-def _metadata(estimator_name, tabular_encoding, names, numeric_columns, categorical_columns, output, n_members):
+def _metadata(estimator_name, tabular_encoding, names, numeric_columns, categorical_columns, output, n_members, gated):
     categories = {
         str(names[j]): [_json_value(category) for category in tabular_encoding.categories_[j]]
         for j in categorical_columns
@@ -46,6 +48,9 @@ def _metadata(estimator_name, tabular_encoding, names, numeric_columns, categori
         "step_masks": "float32 (batch, n_steps, n_columns): feature mask of each decision step",
         "columns": [str(name) for name in names],
     }
+    # Written for gated networks only: the metadata of an ungated one stays what it was before step gates.
+    if gated:
+        outputs["step_gates"] = "float32 (batch, n_steps): gate in [0, 1] of each decision step"
     if output.get("softmax_blocks") is not None:
         outputs["softmax_blocks"] = [int(width) for width in output["softmax_blocks"]]
     # Written for ensembles only: the metadata of a single network stays what it was before ensembles.
@@ -85,7 +90,8 @@ def export_network(network, tabular_encoding, names, output, estimator_name, pat
     ----------
     network : sparsetab.network.TabNet or sparsetab.network.TabNetEnsemble
         A trained network; the program of an ensemble returns the mean of its members'
-        predictions and step masks.
+        predictions and step masks. The program of a network with step gates has a third
+        output, ``step_gates``.
     tabular_encoding : TabularEncoding
         The fitted tabular encoding of its inputs (column types, categories, clipping, numeric
         transform: standardisation or quantile map).
@@ -150,6 +156,7 @@ def export_network(network, tabular_encoding, names, output, estimator_name, pat
         torch.zeros(2, len(numeric_columns), dtype=torch.float64),
         torch.zeros(2, len(categorical_columns), dtype=torch.int64),
     )
+    gated = ensemble_members(network)[0].gates is not None
     metadata = json.dumps(
         _metadata(
             estimator_name,
@@ -159,8 +166,10 @@ def export_network(network, tabular_encoding, names, output, estimator_name, pat
             categorical_columns,
             output,
             len(ensemble_members(network)),
+            gated,
         )
     )
+    output_names = (*ONNX_OUTPUTS, ONNX_GATE_OUTPUT) if gated else ONNX_OUTPUTS
     path = os.fspath(path)
     # torch.export.save insists on the .pt2 suffix; the rename gives the file its final name.
     with atomic_write(path, ".tmp.onnx" if export_format == "onnx" else ".tmp.pt2") as temporary:
@@ -172,7 +181,7 @@ def export_network(network, tabular_encoding, names, output, estimator_name, pat
             if export_format == "exported_program":
                 torch.export.save(program, temporary, extra_files={METADATA_FILE: metadata})
             else:
-                save_onnx(program, temporary, ONNX_INPUTS, ONNX_OUTPUTS, {METADATA_FILE: metadata})
+                save_onnx(program, temporary, ONNX_INPUTS, output_names, {METADATA_FILE: metadata})
     return path
 
 

@@ -181,18 +181,24 @@ class InferenceMixin:
         return self._target_kind().combine_members(out)
 
     def _explain_batches(self, batches, n_samples):
-        """Step masks, importances and step importances of every member, shape (n_members, n_samples, ...)."""
+        """Step masks, importances, step importances and step gates of every member, shape (n_members, n_samples, ...).
+
+        The step gates are None for a network without them.
+        """
         members = ensemble_members(self.network_)
         n_features = self.n_features_in_
         step_masks = np.empty((len(members), n_samples, self.n_steps, n_features), dtype=np.float32)
         step_importance = np.empty((len(members), n_samples, self.n_steps), dtype=np.float32)
         importances = np.empty((len(members), n_samples, n_features), dtype=np.float32)
+        gated = members[0].gates is not None
+        step_gates = np.empty((len(members), n_samples, self.n_steps), dtype=np.float32) if gated else None
 
         def encode(batch):
-            return [member.encode(batch) for member in members]
+            return [member.encode_steps(batch) for member in members]
 
         for start, results in forward_in_batches(self.network_, batches, encode):
-            for index, (member, (decision, masks, eta, _)) in enumerate(zip(members, results)):
+            for index, (member, encoded) in enumerate(zip(members, results)):
+                decision, masks, eta = encoded.decision, encoded.masks, encoded.step_importance
                 check_finite(start, (decision, 0), (masks, 1))
                 stop = start + eta.shape[0]
                 batch_masks = (masks @ member.embedding.explanation_matrix).permute(1, 0, 2)
@@ -202,16 +208,21 @@ class InferenceMixin:
                 # sums to 1, so the denominator is sum_i eta[i]; a row whose eta are all 0 gets zeros.
                 weighted = torch.einsum("ns,nsf->nf", eta, batch_masks)
                 total = eta.sum(dim=1, keepdim=True)
+                # With step gates eta is g * eta, which is 0 for every step when every gate of the row is
+                # closed: the row's masks then count equally, so its importances still sum to 1.
+                fallback = batch_masks.mean(dim=1) if gated else 0.0
                 importances[index, start:stop] = (
-                    torch.where(total > 0, weighted / total.clamp_min(1e-30), 0.0).cpu().numpy()
+                    torch.where(total > 0, weighted / total.clamp_min(1e-30), fallback).cpu().numpy()
                 )
-        return step_masks, importances, step_importance
+                if gated:
+                    step_gates[index, start:stop] = encoded.step_gates.cpu().numpy()
+        return step_masks, importances, step_importance, step_gates
 
     @staticmethod
-    def _combine_explanations(step_masks, importances, step_importance):
+    def _combine_explanations(step_masks, importances, step_importance, step_gates=None):
         """The ensemble's explanation from its members' (one member: its own, unchanged)."""
         if step_masks.shape[0] == 1:
-            return step_masks[0], importances[0], step_importance[0]
+            return step_masks[0], importances[0], step_importance[0], None if step_gates is None else step_gates[0]
         mean_masks = step_masks.mean(axis=0, dtype=np.float64).astype(np.float32)
         # A member whose eta are all 0 for a row has no aggregate importance there (a row of zeros): the mean
         # is over the members that have one, so each row still sums to 1 unless no member has one.
@@ -219,7 +230,13 @@ class InferenceMixin:
         counts = has_importance.sum(axis=0)
         total = importances.sum(axis=0, dtype=np.float64)
         mean_importances = np.where(counts > 0, total / np.maximum(counts, 1), 0.0).astype(np.float32)
-        return mean_masks, mean_importances, step_importance.mean(axis=0, dtype=np.float64).astype(np.float32)
+        mean_gates = None if step_gates is None else step_gates.mean(axis=0, dtype=np.float64).astype(np.float32)
+        return (
+            mean_masks,
+            mean_importances,
+            step_importance.mean(axis=0, dtype=np.float64).astype(np.float32),
+            mean_gates,
+        )
 
     def explain(self, X, *, per_member=False, groups=None):
         """Per-row feature masks and importances.
@@ -268,11 +285,18 @@ class InferenceMixin:
             importances : numpy.ndarray of shape (n_samples, n_features_in_), float32
                 Aggregate importance ``M_agg``: the masks weighted by ``step_importance`` and
                 normalised; rows sum to 1, or are all zero when every ``eta`` of the row is 0.
-                For an ensemble, the mean over the members whose row is not all zero (all zero
-                when no member's is).
+                With ``step_gates``, a row whose weights ``g * eta`` are all 0 (every gate of
+                the row closed) is the mean of its step masks over the steps instead, so every
+                row sums to 1. For an ensemble, the mean over the members whose row is not all
+                zero (all zero when no member's is).
             step_importance : numpy.ndarray of shape (n_samples, n_steps), float32
                 ``eta_b[i] = sum_c ReLU(d_b,c[i])``, the contribution of step ``i`` to the
-                decision (unnormalised, >= 0). For an ensemble, the members' mean.
+                decision (unnormalised, >= 0); with ``step_gates``, ``g_b[i] * eta_b[i]``, the
+                gated contribution. For an ensemble, the members' mean.
+            step_gates : numpy.ndarray of shape (n_samples, n_steps), float32, or None
+                The gate ``g_b[i]`` in [0, 1] of each decision step (1 for a step without a
+                gate, the first with ``gate_first_step=False``); None without ``step_gates``.
+                For an ensemble, the members' mean.
             feature_names : numpy.ndarray of shape (n_features_in_,), object
                 ``feature_names_in_``, or ``x0, x1, ...`` for input without column names; with
                 ``groups``, the names of the answer's columns (a group's name, or a column's
@@ -284,6 +308,9 @@ class InferenceMixin:
                 Only with ``per_member=True``: each member's ``importances``.
             member_step_importance : numpy.ndarray of shape (n_members, n_samples, n_steps), float32
                 Only with ``per_member=True``: each member's ``step_importance``.
+            member_step_gates : numpy.ndarray of shape (n_members, n_samples, n_steps), float32, or None
+                Only with ``per_member=True``: each member's ``step_gates`` (None without
+                ``step_gates``).
 
         Raises
         ------
@@ -321,16 +348,28 @@ class InferenceMixin:
         frame = self._validate_X(X, reset=False)
         with torch_threads(self.n_jobs):
             members = self._explain_batches(self._encoded_batches(frame), len(frame))
-        step_masks, importances, step_importance = self._combine_explanations(*members)
+        step_masks, importances, step_importance, step_gates = self._combine_explanations(*members)
         if columns is not None:
             step_masks, importances = sum_feature_groups(step_masks, columns), sum_feature_groups(importances, columns)
-            members = (sum_feature_groups(members[0], columns), sum_feature_groups(members[1], columns), members[2])
+            members = (
+                sum_feature_groups(members[0], columns),
+                sum_feature_groups(members[1], columns),
+                members[2],
+                members[3],
+            )
         explanation = Bunch(
-            step_masks=step_masks, importances=importances, step_importance=step_importance, feature_names=names
+            step_masks=step_masks,
+            importances=importances,
+            step_importance=step_importance,
+            step_gates=step_gates,
+            feature_names=names,
         )
         if per_member:
             explanation.update(
-                member_step_masks=members[0], member_importances=members[1], member_step_importance=members[2]
+                member_step_masks=members[0],
+                member_importances=members[1],
+                member_step_importance=members[2],
+                member_step_gates=members[3],
             )
         return explanation
 
@@ -422,7 +461,9 @@ class InferenceMixin:
         estimator does (the metadata's ``outputs`` then says so under ``ensemble``). It runs in
         evaluation mode and uses the entmax maps' exportable path (sort-based closed forms, a
         fixed number of root-finding iterations), so its outputs equal :meth:`predict_proba` /
-        :meth:`predict` and :meth:`explain` up to float32 rounding. The file also holds JSON
+        :meth:`predict` and :meth:`explain` up to float32 rounding. A model with
+        ``step_gates`` has a third output, ``step_gates``, float32 of shape (n_samples,
+        n_steps), as in :meth:`explain` (ONNX output ``"step_gates"``). The file also holds JSON
         metadata, ``sparsetab.json``: versions, column names, categories and the outputs'
         meaning, so a server can encode raw rows itself.
 
@@ -492,7 +533,7 @@ class InferenceMixin:
     def _importances_of(self, rows):
         """Mean aggregate importance of ``rows``, rows whose importances are all zero left out; sums to 1."""
         # Small batches: this runs inside fit, whose peak memory it would otherwise set.
-        _, importances, _ = self._combine_explanations(
+        _, importances, _, _ = self._combine_explanations(
             *self._explain_batches(rows.split(_IMPORTANCE_BATCH_ROWS), rows.shape[0])
         )
         used = importances.sum(axis=1) > 0

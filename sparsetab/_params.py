@@ -27,7 +27,7 @@ from sklearn.model_selection import train_test_split
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from ._training import LEARNING_RATE_SCHEDULES, TrainingConfig
-from .network import ENTMAX_MODES, NUMERICAL_EMBEDDINGS, quantile_bin_edges
+from .network import ENTMAX_MODES, GATE_INPUTS, GATE_PENALTIES, NUMERICAL_EMBEDDINGS, STEP_GATES, quantile_bin_edges
 
 __all__ = [
     "AUTO_BATCH_MAX",
@@ -160,6 +160,10 @@ PARAMETERS = (
         frozenset({PRETRAINER}),
     ),
     Parameter("lambda_sparse", 1e-3, _at_least(numbers.Real, 0), "training", change="next step"),
+    # The gate regulariser's weight; only a network with step_gates reads it.
+    Parameter(
+        "lambda_gate", 0.01, _at_least(numbers.Real, 0), "training", _SUPERVISED, legacy=0.01, change="next step"
+    ),
     Parameter(
         "virtual_batch_size",
         "auto",
@@ -198,6 +202,36 @@ PARAMETERS = (
     Parameter("weight_decay", 0.01, _at_least(numbers.Real, 0), "training", legacy=0.0, change="next step"),
     Parameter("entmax_mode", "entmax15", [StrOptions(set(ENTMAX_MODES))], "architecture", network_type=str),
     Parameter("entmax_alpha", 1.5, [Interval(numbers.Real, 1, 2, closed="both")], "architecture", network_type=float),
+    # Step gates are a supervised head-side choice: a pretrainer has none, and its gateless encoder can be
+    # fine-tuned with gates (they are not among the PRETRAINED_PARAMETERS).
+    Parameter(
+        "step_gates",
+        None,
+        [StrOptions(set(STEP_GATES)), None],
+        "architecture",
+        _SUPERVISED,
+        network_type=str,
+        legacy=None,
+    ),
+    Parameter(
+        "gate_input",
+        "previous",
+        [StrOptions(set(GATE_INPUTS))],
+        "architecture",
+        _SUPERVISED,
+        network_type=str,
+        legacy="previous",
+    ),
+    Parameter("gate_first_step", True, ["boolean"], "architecture", _SUPERVISED, network_type=bool, legacy=True),
+    Parameter(
+        "gate_penalty",
+        "contribution",
+        [StrOptions(set(GATE_PENALTIES))],
+        "architecture",
+        _SUPERVISED,
+        network_type=str,
+        legacy="contribution",
+    ),
     Parameter(
         "numerical_transform",
         "standard",
@@ -388,7 +422,8 @@ def network_config(
         "output_dim": int(output_dim),
     }
     for parameter in PARAMETERS:
-        if parameter.network_type is not None:
+        # A parameter the estimator does not take (the pretrainer has no step gates) keeps the network's default.
+        if parameter.network_type is not None and hasattr(estimator, parameter.name):
             value = virtual_batch_size if parameter.name == "virtual_batch_size" else getattr(estimator, parameter.name)
             config[parameter.name] = None if value is None else parameter.network_type(value)
     config["attention_groups"] = groups
@@ -450,7 +485,8 @@ def training_config(estimator, *, batch_size, early_stopping, incremental=False,
         If ``learning_rate_decay`` is not 1 while ``learning_rate_schedule`` is not
         ``"exponential"`` (the decay is the exponential schedule's per-epoch factor).
     """
-    values = {name: getattr(estimator, name) for name in _TRAINING_CONFIG_PARAMETERS}
+    # A parameter the estimator does not take (lambda_gate of the pretrainer) keeps the config's default.
+    values = {name: getattr(estimator, name) for name in _TRAINING_CONFIG_PARAMETERS if hasattr(estimator, name)}
     if values["learning_rate_decay"] != 1 and values["learning_rate_schedule"] != "exponential":
         raise ValueError(
             f"learning_rate_decay={values['learning_rate_decay']!r} is the per-epoch factor of "

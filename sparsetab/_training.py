@@ -54,6 +54,8 @@ class TrainingConfig:
     learning_rate_schedule: str = "exponential"
     warmup_epochs: float = 0
     weight_decay: float = 0.0
+    lambda_gate: float = 0.0
+    """Weight of the step-gate regulariser (used only by a network with step gates)."""
     incremental: bool = False
     """One epoch of ``partial_fit``: no convergence test, no ConvergenceWarning."""
     epoch_offset: int = 0
@@ -71,7 +73,8 @@ class TrainingHistory:
     Attributes
     ----------
     loss_curve : list of float
-        Mean training objective (weighted loss + ``lambda_sparse`` * sparsity loss) per epoch.
+        Mean training objective (weighted loss + ``lambda_sparse`` * sparsity loss, + ``lambda_gate``
+        * gate loss with step gates) per epoch.
     validation_scores : list of float or None
         Validation score per epoch (higher is better), None without validation data.
     alpha_history : list of list of float
@@ -439,7 +442,8 @@ def train_network(
     Parameters
     ----------
     network : sparsetab.network.TabNet
-        The model; its forward returns ``(output, masks, sparsity_loss)``.
+        The model; its forward returns ``(output, masks, sparsity_loss)``, or
+        ``(output, masks, sparsity_loss, gate_loss)`` with step gates.
     loss_function : callable
         ``loss_function(output, target) -> torch.Tensor of shape (batch,)``, per-sample losses.
     X : torch.Tensor of shape (n_samples, n_columns), float32, or None
@@ -550,12 +554,16 @@ def train_network(
                         )
                         for group in optimizer.param_groups:
                             group["lr"] = rate
-                    output, _, sparsity_loss = network(X_batch)
+                    # A network with step gates also returns its gate regulariser.
+                    output, _, sparsity_loss, *gate_loss = network(X_batch)
                     batch_weight, row_share = replicas.batch_normalisers(weight.sum(), X_batch.shape[0])
                     loss = (loss_function(output, y_batch) * weight).sum() / batch_weight
                     if row_share is not None:
                         sparsity_loss = sparsity_loss * row_share
+                        gate_loss = [term * row_share for term in gate_loss]
                     objective = loss + config.lambda_sparse * sparsity_loss
+                    if gate_loss:
+                        objective = objective + config.lambda_gate * gate_loss[0]
                     for parameter in parameters:  # what optimizer.zero_grad(set_to_none=True) does, without its hooks
                         parameter.grad = None
                     objective.backward()

@@ -295,6 +295,8 @@ def _command_explain(arguments):
                 "mask": explanation.step_masks.reshape(-1),
             }
         )
+        if explanation.step_gates is not None:  # a model with step gates: each (row, step)'s gate on its lines
+            result["gate"] = np.repeat(explanation.step_gates.reshape(-1), n_features)
     else:
         result = pd.DataFrame(explanation.importances, columns=names)
         result.insert(0, "row", np.arange(len(frame)))
@@ -432,7 +434,9 @@ def _parser():
     explain.add_argument("--plot", metavar="FIGURE", help="also draw the mask figure (PNG, SVG or PDF)")
     explain.add_argument("--rows", type=int, metavar="N", help="only the first N rows")
     explain.add_argument(
-        "--steps", action="store_true", help="the step masks in long format (row, step, feature, mask)"
+        "--steps",
+        action="store_true",
+        help="the step masks in long format (row, step, feature, mask; and gate, with step gates)",
     )
 
     evaluate = command("evaluate", "Score a model file on a labelled table.")

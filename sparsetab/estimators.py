@@ -77,6 +77,10 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
         an error. Models saved before this parameter existed load with 1.
     lambda_sparse : float, default=1e-3
         Weight of the sparsity regulariser (mean entropy of the masks) in the loss.
+    lambda_gate : float, default=0.01
+        Weight of the step-gate regulariser (see ``gate_penalty``) in the loss, which pulls the
+        gates toward off. Used only with ``step_gates``; changing it between
+        :meth:`partial_fit` calls takes effect at the next step.
     virtual_batch_size : int or "auto", default="auto"
         Rows per virtual batch of ghost batch normalisation (paper: ``B_V``), at least 2 (the
         variance of one row is undefined: every row would normalise to the bias). ``"auto"``:
@@ -134,6 +138,40 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
     entmax_alpha : float, default=1.5
         Alpha in [1, 2] for ``entmax_mode="constant"`` (1 is softmax, 2 sparsemax), initial
         alpha in (1, 2) for ``"adaptive"``; ignored otherwise.
+    step_gates : {"sigmoid", "sparsemax"} or None, default=None
+        A per-row gate ``g_b[i]`` in [0, 1] on each decision step, so that a step can abstain:
+        the step adds ``g_b[i] * ReLU(d_i)`` to the decision output and weighs
+        ``g_b[i] * eta_b[i]`` in the aggregate importance (Arik and Pfister, 2021, section 4,
+        times the gate), and ``lambda_gate`` pulls the gates toward off. The gate is a linear
+        score of attention features (see ``gate_input``) through the logistic sigmoid, or
+        through sparsemax over the pair (score, "off" score 0), i.e. ``clip((score + 1) / 2, 0,
+        1)``, which can be exactly 0 (Martins and Astudillo, 2016, "From softmax to sparsemax",
+        section 2). :meth:`explain` returns the gates as ``step_gates``. None: no gates, the
+        paper's TabNet. A pretrained encoder (which has no gates) can be fine-tuned with gates;
+        they start mostly open (0.9). Changing it between warm-started fits or
+        :meth:`partial_fit` calls is an error. Models saved before this parameter existed load
+        with None.
+    gate_input : {"previous", "own"}, default="previous"
+        Which attention features a step's gate reads: ``"previous"``, ``a[i-1]``, from which
+        the step's mask is computed (the gate decides before the step looks); ``"own"``,
+        ``a[i]``, written by the step's own feature transformer (the gate decides after).
+        Unused without ``step_gates``.
+    gate_first_step : bool, default=True
+        Whether the first decision step has a gate; False keeps it fully on (``g_b[1] = 1``),
+        so every row's decision has at least one step. Unused without ``step_gates``.
+    gate_penalty : {"contribution", "l1"}, default="contribution"
+        The regulariser that ``lambda_gate`` weighs: ``"l1"``, the mean over rows of the sum of
+        the row's gates; ``"contribution"``, the same with each gate weighted by its step's
+        ungated contribution ``eta_b[i]`` over the batch's mean ``eta`` (no gradient through
+        the weights), so the pull is strongest where a step contributes most. The default
+        was chosen on a screen of Syn1, Syn2 and Syn4, where the sigmoid gate with it raised
+        the relevant share on Syn1 and Syn2 over 4 seeds (0.56 to 0.66, 0.90 to 0.93) but not
+        on Syn4 (0.69 to 0.67); over 2 seeds it did better than ``"l1"`` on Syn2 and Syn4
+        (0.84 to 0.96, 0.54 to 0.69) and worse on Syn1 (0.74 to 0.68) (README, "Step gates").
+        With :func:`sparsetab.distributed.fit`, each process takes the
+        mean ``eta`` of its own rows, so a distributed fit with ``"contribution"`` is close to,
+        not equal to, the one-process fit (with ``"l1"`` it is equal). Unused without
+        ``step_gates``.
     numerical_transform : {"standard", "quantile"}, default="standard"
         What numeric columns become before the network. Either way each column is first
         clipped to the [min, max] it had at fit (missing values ignored), so that no row,
@@ -388,6 +426,7 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
         n_shared=DEFAULTS["n_shared"],
         n_ensemble=DEFAULTS["n_ensemble"],
         lambda_sparse=DEFAULTS["lambda_sparse"],
+        lambda_gate=DEFAULTS["lambda_gate"],
         virtual_batch_size=DEFAULTS["virtual_batch_size"],
         momentum=DEFAULTS["momentum"],
         batch_size=DEFAULTS["batch_size"],
@@ -400,6 +439,10 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
         weight_decay=DEFAULTS["weight_decay"],
         entmax_mode=DEFAULTS["entmax_mode"],
         entmax_alpha=DEFAULTS["entmax_alpha"],
+        step_gates=DEFAULTS["step_gates"],
+        gate_input=DEFAULTS["gate_input"],
+        gate_first_step=DEFAULTS["gate_first_step"],
+        gate_penalty=DEFAULTS["gate_penalty"],
         numerical_transform=DEFAULTS["numerical_transform"],
         categorical_features=DEFAULTS["categorical_features"],
         cat_emb_dim=DEFAULTS["cat_emb_dim"],
@@ -678,6 +721,10 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
         is an error. Models saved before this parameter existed load with 1.
     lambda_sparse : float, default=1e-3
         Weight of the sparsity regulariser (mean entropy of the masks) in the loss.
+    lambda_gate : float, default=0.01
+        Weight of the step-gate regulariser (see ``gate_penalty``) in the loss, which pulls the
+        gates toward off. Used only with ``step_gates``; changing it between
+        :meth:`partial_fit` calls takes effect at the next step.
     virtual_batch_size : int or "auto", default="auto"
         Rows per virtual batch of ghost batch normalisation (paper: ``B_V``), at least 2 (the
         variance of one row is undefined: every row would normalise to the bias). ``"auto"``:
@@ -735,6 +782,40 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
     entmax_alpha : float, default=1.5
         Alpha in [1, 2] for ``entmax_mode="constant"`` (1 is softmax, 2 sparsemax), initial
         alpha in (1, 2) for ``"adaptive"``; ignored otherwise.
+    step_gates : {"sigmoid", "sparsemax"} or None, default=None
+        A per-row gate ``g_b[i]`` in [0, 1] on each decision step, so that a step can abstain:
+        the step adds ``g_b[i] * ReLU(d_i)`` to the decision output and weighs
+        ``g_b[i] * eta_b[i]`` in the aggregate importance (Arik and Pfister, 2021, section 4,
+        times the gate), and ``lambda_gate`` pulls the gates toward off. The gate is a linear
+        score of attention features (see ``gate_input``) through the logistic sigmoid, or
+        through sparsemax over the pair (score, "off" score 0), i.e. ``clip((score + 1) / 2, 0,
+        1)``, which can be exactly 0 (Martins and Astudillo, 2016, "From softmax to sparsemax",
+        section 2). :meth:`explain` returns the gates as ``step_gates``. None: no gates, the
+        paper's TabNet. A pretrained encoder (which has no gates) can be fine-tuned with gates;
+        they start mostly open (0.9). Changing it between warm-started fits or
+        :meth:`partial_fit` calls is an error. Models saved before this parameter existed load
+        with None.
+    gate_input : {"previous", "own"}, default="previous"
+        Which attention features a step's gate reads: ``"previous"``, ``a[i-1]``, from which
+        the step's mask is computed (the gate decides before the step looks); ``"own"``,
+        ``a[i]``, written by the step's own feature transformer (the gate decides after).
+        Unused without ``step_gates``.
+    gate_first_step : bool, default=True
+        Whether the first decision step has a gate; False keeps it fully on (``g_b[1] = 1``),
+        so every row's decision has at least one step. Unused without ``step_gates``.
+    gate_penalty : {"contribution", "l1"}, default="contribution"
+        The regulariser that ``lambda_gate`` weighs: ``"l1"``, the mean over rows of the sum of
+        the row's gates; ``"contribution"``, the same with each gate weighted by its step's
+        ungated contribution ``eta_b[i]`` over the batch's mean ``eta`` (no gradient through
+        the weights), so the pull is strongest where a step contributes most. The default
+        was chosen on a screen of Syn1, Syn2 and Syn4, where the sigmoid gate with it raised
+        the relevant share on Syn1 and Syn2 over 4 seeds (0.56 to 0.66, 0.90 to 0.93) but not
+        on Syn4 (0.69 to 0.67); over 2 seeds it did better than ``"l1"`` on Syn2 and Syn4
+        (0.84 to 0.96, 0.54 to 0.69) and worse on Syn1 (0.74 to 0.68) (README, "Step gates").
+        With :func:`sparsetab.distributed.fit`, each process takes the
+        mean ``eta`` of its own rows, so a distributed fit with ``"contribution"`` is close to,
+        not equal to, the one-process fit (with ``"l1"`` it is equal). Unused without
+        ``step_gates``.
     numerical_transform : {"standard", "quantile"}, default="standard"
         What numeric columns become before the network. Either way each column is first
         clipped to the [min, max] it had at fit (missing values ignored), so that no row,
@@ -975,6 +1056,7 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
         n_shared=DEFAULTS["n_shared"],
         n_ensemble=DEFAULTS["n_ensemble"],
         lambda_sparse=DEFAULTS["lambda_sparse"],
+        lambda_gate=DEFAULTS["lambda_gate"],
         virtual_batch_size=DEFAULTS["virtual_batch_size"],
         momentum=DEFAULTS["momentum"],
         batch_size=DEFAULTS["batch_size"],
@@ -987,6 +1069,10 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
         weight_decay=DEFAULTS["weight_decay"],
         entmax_mode=DEFAULTS["entmax_mode"],
         entmax_alpha=DEFAULTS["entmax_alpha"],
+        step_gates=DEFAULTS["step_gates"],
+        gate_input=DEFAULTS["gate_input"],
+        gate_first_step=DEFAULTS["gate_first_step"],
+        gate_penalty=DEFAULTS["gate_penalty"],
         numerical_transform=DEFAULTS["numerical_transform"],
         categorical_features=DEFAULTS["categorical_features"],
         cat_emb_dim=DEFAULTS["cat_emb_dim"],

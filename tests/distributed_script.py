@@ -4,7 +4,8 @@ Every rank builds the same data and takes its shard. Checks, each printing one `
 
 1. float64 steps: a small TabNet trained by ``_train_replica`` on two shards has, after a few
    steps, the weights and buffers of one process training a copy on the union with the global
-   batches interleaved (row ``i`` from rank ``i mod 2``), to 1e-10;
+   batches interleaved (row ``i`` from rank ``i mod 2``), to 1e-10; again with sigmoid step gates
+   and the L1 gate penalty;
 2. ``sparsetab.distributed.fit`` of a classifier (an ensemble of two members): every rank has the
    fitted estimator, whose tabular encoding and classes equal a one-process fit's on the union,
    with identical weights and predictions on both ranks, and early stopping decided on rank 0's
@@ -46,7 +47,7 @@ class InterleavedBatches:
             )
 
 
-def check_float64_steps(rank, world_size):
+def check_float64_steps(rank, world_size, step_gates=None):
     from sparsetab._training import TrainingConfig, train_network
     from sparsetab.distributed import _train_replica
     from sparsetab.network import TabNet
@@ -68,6 +69,8 @@ def check_float64_steps(rank, world_size):
             n_a=4,
             n_steps=2,
             virtual_batch_size=VIRTUAL_BATCH_SIZE,
+            step_gates=step_gates,
+            gate_penalty="l1",  # a mean over rows, as the sparsity loss: the same on shards as on the union
             generator=torch.Generator().manual_seed(0),
         )
         return network.double()
@@ -82,6 +85,7 @@ def check_float64_steps(rank, world_size):
         learning_rate_decay=0.9,
         max_grad_norm=1.0,
         lambda_sparse=0.01,
+        lambda_gate=0.1,
         n_iter_no_change=100,
         tol=0.0,
         early_stopping=False,
@@ -126,7 +130,8 @@ def check_float64_steps(rank, world_size):
         history.loss_curve,
         reference_history.loss_curve,
     )
-    print(f"OK float64 steps: {len(expected)} tensors equal to 1e-10 (weights moved by up to {moved:.3g})", flush=True)
+    what = "float64 steps" if step_gates is None else f"float64 steps with step_gates={step_gates!r}"
+    print(f"OK {what}: {len(expected)} tensors equal to 1e-10 (weights moved by up to {moved:.3g})", flush=True)
 
 
 def make_frame(n_rows, seed):
@@ -211,6 +216,7 @@ def main():
     rank, world_size = dist.get_rank(), dist.get_world_size()
     try:
         check_float64_steps(rank, world_size)
+        check_float64_steps(rank, world_size, step_gates="sigmoid")
         check_estimator_fit(rank, world_size)
     finally:
         dist.destroy_process_group()

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sparsetab import cli
+from sparsetab import SparseTabNetClassifier, cli
 from sparsetab.datasets import load_adult
 
 SMALL = ["--set", "max_epochs=3", "--set", "n_d=4", "--set", "n_a=4", "--set", "n_steps=2", "--set", "random_state=0"]
@@ -253,3 +253,19 @@ def test_set_values_are_json_when_they_parse(text, expected):
 def test_the_console_script_is_declared():
     (script,) = [point for point in entry_points(group="console_scripts") if point.name == "sparsetab"]
     assert script.value == "sparsetab.cli:main"
+
+
+def test_explain_steps_of_a_model_with_step_gates_has_a_gate_column(tmp_path):
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(80, 3)), columns=["a", "b", "c"])
+    model = SparseTabNetClassifier(step_gates="sigmoid", n_d=4, n_a=4, n_steps=2, max_epochs=1, random_state=0)
+    model.fit(X, X["a"] > 0).save_model(tmp_path / "gated.sparsetab")
+    X.to_csv(tmp_path / "rows.csv", index=False)
+    code, _, err = _call(
+        "explain", "gated.sparsetab", "rows.csv", "--rows", "5", "--steps", "--output", "s.csv", cwd=tmp_path
+    )
+    assert code == 0, err
+    steps = pd.read_csv(tmp_path / "s.csv")
+    assert list(steps.columns) == ["row", "step", "feature", "mask", "gate"] and len(steps) == 5 * 2 * 3
+    gates = model.explain(X.head(5)).step_gates
+    np.testing.assert_allclose(steps.groupby(["row", "step"])["gate"].first().to_numpy(), gates.reshape(-1), rtol=1e-6)

@@ -61,6 +61,7 @@ def test_torchrun_two_processes_equal_one_process_fit():
         pytest.skip("torchrun's rendezvous cannot bind to localhost here")
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-5000:]
     assert "OK float64 steps" in result.stdout
+    assert "OK float64 steps with step_gates='sigmoid'" in result.stdout
     assert "OK distributed.fit" in result.stdout
 
 

@@ -439,9 +439,9 @@ def test_explain_and_predict_are_batched_with_identical_results(monkeypatch, fas
     whole = model.explain(X)
     proba = model.predict_proba(X)
     calls = []
-    original = model.network_.encode
+    original = model.network_.encode_steps  # what explain runs on each batch
     monkeypatch.setattr(sparsetab._inference, "INFERENCE_BATCH_ROWS", 40)
-    monkeypatch.setattr(model.network_, "encode", lambda x: calls.append(len(x)) or original(x))
+    monkeypatch.setattr(model.network_, "encode_steps", lambda x, *rest: calls.append(len(x)) or original(x, *rest))
     batched = model.explain(X)
     assert calls == [40, 40, 40, 30]
     for key in ("step_masks", "importances", "step_importance"):

@@ -132,6 +132,17 @@ def test_warm_start_requires_the_same_columns_classes_and_network(fast_params):
     assert model.n_iter_ == 4
 
 
+def test_warm_start_refuses_new_step_gates_and_takes_a_new_lambda_gate(fast_params):
+    X, y = _data()
+    model = _quiet_fit(SparseTabNetClassifier(max_epochs=1, warm_start=True, **fast_params), X, y)
+    model.set_params(step_gates="sigmoid")
+    with pytest.raises(ValueError, match=r"built with step_gates=None; it is now step_gates='sigmoid'"):
+        model.fit(X, y)
+    gated = _quiet_fit(SparseTabNetClassifier(max_epochs=1, warm_start=True, step_gates="sigmoid", **fast_params), X, y)
+    _quiet_fit(gated.set_params(lambda_gate=0.5), X, y)  # a training setting: the next steps use it
+    assert gated.n_iter_ == 2
+
+
 def test_warm_start_with_validation_pads_earlier_epochs_with_nan(fast_params):
     X, y = _data()
     model = _quiet_fit(SparseTabNetClassifier(max_epochs=2, early_stopping=False, warm_start=True, **fast_params), X, y)
@@ -270,14 +281,15 @@ def test_n_jobs_sets_torch_threads_inside_fit_and_predict_only(fast_params):
     )
     assert seen == [n_jobs, n_jobs]
     assert torch.get_num_threads() == before
-    encode = model.network_.encode
+    # predict's encode and explain's both run encode_steps.
+    encode_steps = model.network_.encode_steps
     during_predict = []
 
-    def recording_encode(*args):
+    def recording_encode_steps(*args):
         during_predict.append(torch.get_num_threads())
-        return encode(*args)
+        return encode_steps(*args)
 
-    model.network_.encode = recording_encode
+    model.network_.encode_steps = recording_encode_steps
     model.predict_proba(X)
     model.explain(X[:5])
     assert during_predict == [n_jobs, n_jobs]

@@ -207,3 +207,28 @@ def test_quantile_models_export_the_quantile_map(tmp_path, fast_params, export_f
     numeric, codes = model.transform_inputs(new)
     prediction, _ = module(torch.from_numpy(numeric), torch.from_numpy(codes))
     np.testing.assert_allclose(prediction.numpy()[:, 0], model.predict(new), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("n_ensemble", [1, 2])
+def test_a_model_with_step_gates_exports_them_as_a_third_output(n_ensemble, tmp_path, fast_params):
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(150, 3))
+    model = SparseTabNetClassifier(
+        step_gates="sparsemax", gate_first_step=False, n_ensemble=n_ensemble, max_epochs=2, **fast_params
+    ).fit(X, X[:, 0] > 0)
+    module, metadata = _load(model.export(tmp_path / "gated.pt2"), "exported_program")
+    numeric, codes = model.transform_inputs(X[:21])
+    prediction, step_masks, step_gates = module(torch.from_numpy(numeric), torch.from_numpy(codes))
+    explanation = model.explain(X[:21])
+    np.testing.assert_allclose(prediction.numpy(), model.predict_proba(X[:21]), atol=1e-6)
+    np.testing.assert_allclose(step_masks.numpy(), explanation.step_masks, atol=1e-5)
+    assert step_gates.dtype == torch.float32
+    np.testing.assert_allclose(step_gates.numpy(), explanation.step_gates, atol=1e-6)
+    assert "step_gates" in metadata["outputs"]
+
+
+def test_an_ungated_model_exports_two_outputs_and_no_gate_metadata(classifier, tmp_path, make_classification_frame):
+    module, metadata = _load(classifier.export(tmp_path / "model.pt2"), "exported_program")
+    numeric, codes = classifier.transform_inputs(make_classification_frame(5, seed=3)[0])
+    assert len(module(torch.from_numpy(numeric), torch.from_numpy(codes))) == 2
+    assert "step_gates" not in metadata["outputs"]

@@ -180,3 +180,20 @@ def test_onnx_export_without_the_extra_names_it(categorical_model, package, monk
     with pytest.raises(ImportError, match=rf"needs {package} .*pip install \"sparsetab\[onnx\]\""):
         categorical_model.export(tmp_path / "model.onnx", format="onnx")
     assert not list(tmp_path.iterdir())
+
+
+def test_onnx_model_with_step_gates_has_a_step_gates_output(fast_params, tmp_path):
+    X = _frame(120, seed=0)
+    params = dict(fast_params, max_epochs=2, n_steps=2, n_ensemble=2, numerical_embedding=None)
+    model = SparseTabNetClassifier(entmax_mode="sparsemax", step_gates="sigmoid", gate_input="own", **params)
+    model.fit(X, _targets(X, "binary"))
+    session = ort.InferenceSession(model.export(tmp_path / "gated.onnx", format="onnx"))
+    outputs = {value.name: (value.type, value.shape) for value in session.get_outputs()}
+    assert outputs["step_gates"] == ("tensor(float)", ["batch", 2])
+    X_test = _frame(37, seed=4)
+    numeric, codes = model.transform_inputs(X_test)
+    prediction, step_masks, step_gates = session.run(None, {"numeric": numeric, "codes": codes})
+    explanation = model.explain(X_test)
+    np.testing.assert_allclose(prediction, model.predict_proba(X_test), rtol=0, atol=ATOL)
+    np.testing.assert_allclose(step_masks, explanation.step_masks, rtol=0, atol=ATOL)
+    np.testing.assert_allclose(step_gates, explanation.step_gates, rtol=0, atol=ATOL)

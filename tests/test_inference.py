@@ -8,6 +8,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from sparsetab import SparseTabNetRegressor
 from sparsetab._inference import check_finite
+from sparsetab.network import ensemble_members
 
 
 def testcheck_finite_names_the_rows_of_every_output_along_its_row_dimension():
@@ -91,3 +92,77 @@ def test_explain_rejects_bad_groups(one_hot_model, groups, error, match):
     model, X = one_hot_model
     with pytest.raises(error, match=match):
         model.explain(X.iloc[:2], groups=groups)
+
+
+def _gated_regressor(fast_params, **params):
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(160, 4))
+    y = X[:, 0] - 2 * X[:, 1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return SparseTabNetRegressor(**dict(fast_params, max_epochs=2, n_steps=3, **params)).fit(X, y), X
+
+
+def _close_every_gate(model):
+    # Zero weights and a score of -5: every sparsemax gate is exactly 0 on every row.
+    for member in ensemble_members(model.network_):
+        with torch.no_grad():
+            member.gates.scores.weight.zero_()
+            member.gates.scores.bias.fill_(-5.0)
+
+
+def test_explain_has_no_step_gates_without_them(one_hot_model):
+    model, X = one_hot_model
+    explanation = one_hot_model[0].explain(X.head(3), per_member=True)
+    assert explanation.step_gates is None and explanation.member_step_gates is None
+
+
+@pytest.mark.parametrize("step_gates", ["sigmoid", "sparsemax"])
+def test_explain_returns_the_step_gates_and_the_gated_step_importance(fast_params, step_gates):
+    model, X = _gated_regressor(fast_params, step_gates=step_gates, gate_first_step=False)
+    explanation = model.explain(X[:20])
+    gates = explanation.step_gates
+    assert gates.shape == (20, 3) and gates.dtype == np.float32
+    assert ((gates >= 0) & (gates <= 1)).all()
+    np.testing.assert_array_equal(gates[:, 0], 1.0)  # the first step has no gate
+    # Without its gates (the same weights otherwise), the network gives the ungated eta.
+    network = model.network_.eval()
+    batch = next(model._encoded_batches(model._validate_X(X[:20], reset=False)))
+    with torch.no_grad():
+        gate_module, network.gates = network.gates, None
+        eta = network.encode_steps(batch).step_importance.numpy()
+        network.gates = gate_module
+    np.testing.assert_allclose(explanation.step_importance, eta * gates, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(explanation.importances.sum(axis=1), 1.0, rtol=1e-5)
+
+
+def test_rows_whose_every_gate_is_closed_weigh_their_step_masks_equally(fast_params):
+    model, X = _gated_regressor(fast_params, step_gates="sparsemax")
+    _close_every_gate(model)
+    explanation = model.explain(X[:30])
+    np.testing.assert_array_equal(explanation.step_gates, 0.0)
+    np.testing.assert_array_equal(explanation.step_importance, 0.0)
+    # The documented rule: the mean of the row's step masks, so every row still sums to 1.
+    np.testing.assert_allclose(explanation.importances, explanation.step_masks.mean(axis=1), rtol=1e-6)
+    np.testing.assert_allclose(explanation.importances.sum(axis=1), 1.0, rtol=1e-5)
+    # The decision output is 0: every row gets the head's bias.
+    np.testing.assert_allclose(model.predict(X[:30]), model.predict(X[:1])[0])
+
+
+def test_closed_gates_after_an_ungated_first_step_leave_the_first_steps_mask(fast_params):
+    model, X = _gated_regressor(fast_params, step_gates="sparsemax", gate_first_step=False)
+    _close_every_gate(model)
+    explanation = model.explain(X[:30])
+    # The first step keeps its weight eta: the importance is its mask where eta > 0, the mean rule where not.
+    first = explanation.step_importance[:, 0] > 0
+    assert first.any()
+    np.testing.assert_allclose(explanation.importances[first], explanation.step_masks[first, 0], rtol=1e-5, atol=1e-7)
+    expected = explanation.step_masks[~first].mean(axis=1)
+    np.testing.assert_allclose(explanation.importances[~first], expected, rtol=1e-5, atol=1e-7)
+
+
+def test_an_ensemble_averages_its_members_step_gates(fast_params):
+    model, X = _gated_regressor(fast_params, step_gates="sigmoid", n_ensemble=2)
+    explanation = model.explain(X[:10], per_member=True)
+    assert explanation.member_step_gates.shape == (2, 10, 3)
+    np.testing.assert_allclose(explanation.step_gates, explanation.member_step_gates.mean(axis=0), rtol=1e-6)

@@ -54,12 +54,23 @@ def test_each_estimator_signature_is_the_table(kind):
 def test_name_groups():
     assert NETWORK_PARAMETERS == (
         "n_d", "n_a", "n_steps", "gamma", "n_independent", "n_shared", "n_ensemble", "virtual_batch_size",
-        "momentum", "entmax_mode", "entmax_alpha", "numerical_transform", "categorical_features", "cat_emb_dim",
-        "grouped_features", "numerical_embedding", "n_bins", "embedding_dim", "frequency_scale",
+        "momentum", "entmax_mode", "entmax_alpha", "step_gates", "gate_input", "gate_first_step",
+        "gate_penalty", "numerical_transform", "categorical_features", "cat_emb_dim", "grouped_features",
+        "numerical_embedding", "n_bins", "embedding_dim", "frequency_scale",
     )  # fmt: skip
     # Batch normalisation does not change what the encoder's weights mean: a fine-tuned model may differ there;
     # n_ensemble neither: every member of a fine-tuned ensemble starts from the one pretrained encoder.
-    assert set(NETWORK_PARAMETERS) - set(PRETRAINED_PARAMETERS) == {"virtual_batch_size", "momentum", "n_ensemble"}
+    # Nor the step gates: a pretrainer has none, and a gateless encoder is fine-tuned with gates.
+    assert set(NETWORK_PARAMETERS) - set(PRETRAINED_PARAMETERS) == {
+        "virtual_batch_size",
+        "momentum",
+        "n_ensemble",
+        "step_gates",
+        "gate_input",
+        "gate_first_step",
+        "gate_penalty",
+    }
+    assert {"step_gates", "lambda_gate"}.isdisjoint(parameter_constraints("pretrainer"))
     assert "n_shared_decoder" not in NETWORK_PARAMETERS  # pretrainer only
     assert "n_ensemble" not in parameter_constraints("pretrainer")
 
@@ -118,7 +129,14 @@ def test_learning_rate_decay_belongs_to_the_exponential_schedule(schedule):
 @pytest.mark.parametrize(
     "n_samples, expected",
     [
-        (1, 32), (500, 32), (2000, 64), (4000, 128), (8000, 256), (16000, 512), (23000, 512), (23200, 1024),
+        (1, 32),
+        (500, 32),
+        (2000, 64),
+        (4000, 128),
+        (8000, 256),
+        (16000, 512),
+        (23000, 512),
+        (23200, 1024),
         (10**6, 1024),
     ],  # fmt: skip
 )
@@ -142,6 +160,11 @@ def test_legacy_values_are_those_of_the_first_release():
         "embedding_dim": 8,
         "frequency_scale": 0.1,
         "n_ensemble": 1,
+        "lambda_gate": 0.01,
+        "step_gates": None,
+        "gate_input": "previous",
+        "gate_first_step": True,
+        "gate_penalty": "contribution",
     }
     saved = {"n_d": 4, "weight_decay": 0.5}
     completed = with_legacy_parameters(saved, ["n_d", "weight_decay", "warmup_epochs", "learning_rate_schedule"])

@@ -121,6 +121,22 @@ def test_fine_tuning_starts_from_the_pretrained_encoder(pretrainer):
     np.testing.assert_array_equal(model._tabular_encoding.center_, pretrainer._tabular_encoding.center_)
 
 
+@pytest.mark.parametrize("step_gates", ["sigmoid", "sparsemax"])
+def test_a_gateless_pretrained_encoder_fine_tunes_with_step_gates(pretrainer, step_gates):
+    X, y = _table(200, seed=3)
+    model = SparseTabNetClassifier(
+        max_epochs=1, learning_rate=1e-12, pretrained=pretrainer, step_gates=step_gates, **ARCH
+    ).fit(X, y)  # not an architecture mismatch: a pretrainer has no gates to match
+    pretrained = dict(pretrainer.network_.encoder.named_parameters())
+    names = [name for name, _ in model.network_.named_parameters() if not name.startswith("head.")]
+    assert {name for name in names if name.startswith("gates.")} == {"gates.scores.weight", "gates.scores.bias"}
+    for name, parameter in model.network_.named_parameters():
+        if name in names and name in pretrained:
+            torch.testing.assert_close(parameter.detach(), pretrained[name].detach(), rtol=0, atol=1e-8)
+    assert set(names) - set(pretrained) == {"gates.scores.weight", "gates.scores.bias"}
+    assert model.explain(X.head(4)).step_gates.shape == (4, ARCH["n_steps"])
+
+
 def test_grid_search_fine_tunes_from_the_pretrained_weights(pretrainer):
     X, y = _table(200, seed=4)
     search = GridSearchCV(

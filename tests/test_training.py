@@ -109,6 +109,25 @@ def test_sample_weight_scales_the_loss(make_training_config):
     assert history.loss_curve[0] == pytest.approx(float(expected), rel=1e-5)
 
 
+def test_the_gate_regulariser_enters_the_objective_with_lambda_gate(make_training_config):
+    # One batch of one virtual batch: the first epoch's objective is that of the starting weights.
+    _, X, y = _problem(40)
+
+    def gated_network():
+        torch.manual_seed(0)
+        return TabNet([None] * 3, [1] * 3, 2, n_d=4, n_a=4, n_steps=2, virtual_batch_size=64, step_gates="sigmoid")
+
+    with torch.no_grad():
+        output, _, _, gate_loss = gated_network().train()(X)
+        task_loss = _cross_entropy(output, y).mean()
+    config = make_training_config(max_epochs=1, lambda_sparse=0.0, lambda_gate=0.5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        history = _train(gated_network(), X, y, config)
+    assert float(gate_loss) > 0
+    assert history.loss_curve[0] == pytest.approx(float(task_loss + 0.5 * gate_loss), rel=1e-5)
+
+
 def test_non_finite_loss_stops_restores_and_warns(make_training_config):
     network, X, y = _problem(40)
     state = {name: value.clone() for name, value in network.state_dict().items()}
@@ -443,7 +462,7 @@ def test_a_warmup_longer_than_half_the_schedule_is_cut_to_half_of_it():
     assert factor(2.0) == pytest.approx(0.0, abs=1e-12)
 
 
-def _host_reads_in_fit(entmax_mode, epochs, monkeypatch):
+def _host_reads_in_fit(entmax_mode, epochs, monkeypatch, step_gates=None):
     """Calls that read a tensor's value inside the fit loop: ``{"maps": n, "elsewhere": n}`` by calling file."""
     counter = {"maps": 0, "elsewhere": 0}
 
@@ -480,6 +499,7 @@ def _host_reads_in_fit(entmax_mode, epochs, monkeypatch):
         max_epochs=epochs,
         early_stopping=False,
         random_state=0,
+        step_gates=step_gates,
     )
     with monkeypatch.context() as patch, warnings.catch_warnings():
         patch.setattr(base, "train_network", train)
@@ -499,3 +519,11 @@ def test_off_the_cpu_a_training_step_reads_the_host_only_in_the_maps_blocked_tes
     steps = 2 * 4  # two more epochs of 1024 / 256 steps
     assert three["elsewhere"] - one["elsewhere"] == 2 * 2
     assert steps * 3 <= three["maps"] - one["maps"] <= steps * 3 * 2  # 3 attention maps per step
+
+
+@pytest.mark.parametrize("step_gates", ["sigmoid", "sparsemax"])
+def test_step_gates_add_no_host_read_to_a_training_step(step_gates, monkeypatch):
+    # The gates and their regulariser stay on the device: outside the maps, still one read an epoch.
+    monkeypatch.setattr(kernels, "PER_PASS_TEST_DEVICES", frozenset())
+    one, three = (_host_reads_in_fit("entmax15", epochs, monkeypatch, step_gates) for epochs in (1, 3))
+    assert three["elsewhere"] - one["elsewhere"] == 2 * 2

@@ -208,6 +208,8 @@ class FeatureMaskDisplay:
     ):
         """Explain rows of ``X`` and draw their masks.
 
+        With step gates, each step's title also gives the drawn rows' mean gate of the step.
+
         Parameters
         ----------
         estimator : SparseTabNetClassifier, SparseTabNetRegressor or Pipeline
@@ -295,13 +297,19 @@ class FeatureMaskDisplay:
             order = np.argsort(-all_importances.astype(np.float64).mean(axis=0), kind="stable")[:top_k]
         step_masks = all_masks[:, shown_steps][:, :, order]
         importances = all_importances[:, order] if aggregate else None
+        step_labels = [mode_label(model, step) for step in shown_steps]
+        if explanation.step_gates is not None:  # the rows' mean gate of each step, beside its map
+            mean_gates = explanation.step_gates.mean(axis=0, dtype=np.float64)
+            step_labels = [
+                f"{label}, mean gate {mean_gates[step]:.2f}" for label, step in zip(step_labels, shown_steps)
+            ]
         display = cls(
             step_masks,
             importances,
             names[order],
             steps=shown_steps,
             entmax_mode=mode_label(model),
-            step_labels=[mode_label(model, step) for step in shown_steps],
+            step_labels=step_labels,
             sample_label=sample_label,
         )
         display.sample_indices_ = positions

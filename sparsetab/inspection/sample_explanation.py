@@ -23,9 +23,9 @@ class SampleExplanationDisplay:
     """One sample's feature mask per decision step, as grouped bars.
 
     For each feature, one bar per decision step (its mask value) and, optionally, one for the
-    aggregate mask. The legend gives each step's contribution ``eta`` when known, the tick
-    labels the row's feature values (``"age = 39"``) when given, and :meth:`from_estimator`'s
-    title the prediction (with its probability for a classifier).
+    aggregate mask. The legend gives each step's contribution ``eta`` (and its gate, with step
+    gates) when known, the tick labels the row's feature values (``"age = 39"``) when given,
+    and :meth:`from_estimator`'s title the prediction (with its probability for a classifier).
 
     Parameters
     ----------
@@ -36,7 +36,10 @@ class SampleExplanationDisplay:
     importances : numpy.ndarray of float of shape (n_features,) or None, default=None
         The sample's aggregate mask; None draws no aggregate bars.
     step_importance : numpy.ndarray of float of shape (n_steps,) or None, default=None
-        The sample's ``eta`` per step, shown in the legend.
+        The sample's ``eta`` per step (``gate * eta`` with step gates), shown in the legend.
+    step_gates : numpy.ndarray of float of shape (n_steps,) or None, default=None
+        The sample's gate per step (a model with ``step_gates``), shown in the legend
+        (``"step 2 (gate=0.00, eta=0.00)"``); None shows none.
     feature_values : array-like of shape (n_features,) or None, default=None
         The sample's value of each feature, written after its name in the tick labels
         (``"age = 39"``; numbers with 4 significant digits, missing values as ``"missing"``);
@@ -82,6 +85,7 @@ class SampleExplanationDisplay:
         *,
         importances=None,
         step_importance=None,
+        step_gates=None,
         feature_values=None,
         title="sample explanation",
     ):
@@ -89,6 +93,7 @@ class SampleExplanationDisplay:
         self.feature_names = feature_names
         self.importances = importances
         self.step_importance = step_importance
+        self.step_gates = step_gates
         self.feature_values = feature_values
         self.title = title
 
@@ -136,9 +141,12 @@ class SampleExplanationDisplay:
         offsets = (np.arange(n_series) - (n_series - 1) / 2) * width
         self.bars_ = []
         for step in range(n_steps):
-            label = f"step {step + 1}"
+            details = []
+            if self.step_gates is not None:
+                details.append(f"gate={float(self.step_gates[step]):.2f}")
             if self.step_importance is not None:
-                label += f" (eta={float(self.step_importance[step]):.2f})"
+                details.append(f"eta={float(self.step_importance[step]):.2f}")
+            label = f"step {step + 1}" + (f" ({', '.join(details)})" if details else "")
             self.bars_.append(ax.bar(centres + offsets[step], masks[step], width, label=label))
         self.aggregate_bars_ = None
         if self.importances is not None:
@@ -231,6 +239,7 @@ class SampleExplanationDisplay:
             names,
             importances=importances if aggregate else None,
             step_importance=explanation.step_importance[0],
+            step_gates=None if explanation.step_gates is None else explanation.step_gates[0],
             feature_values=_row_values(row, names, members, preprocessing),
             title=f"row {position} ({mode_label(model)}): predicted {text}",
         )

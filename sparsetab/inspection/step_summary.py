@@ -26,8 +26,9 @@ class StepSummaryDisplay:
     mean over the rows of that step's mask value of that feature, so each step's row sums to 1
     over all features (less when ``top_k`` leaves some out; the aggregate row also less when
     some rows have no aggregate mask, every ``eta`` 0); the cells are annotated with their
-    values. Build it with :meth:`from_estimator`, or from arrays (for example the
-    means of ``estimator.explain(X)``'s arrays over the rows) and then call :meth:`plot`.
+    values. With step gates, each step's label gives its mean gate. Build it with
+    :meth:`from_estimator`, or from arrays (for example the means of ``estimator.explain(X)``'s
+    arrays over the rows) and then call :meth:`plot`.
 
     Parameters
     ----------
@@ -42,6 +43,9 @@ class StepSummaryDisplay:
         Map of the attentive transformers, named in the title; None names none.
     n_samples : int, default=None
         Number of rows the means are over, named in the title; None names none.
+    step_gates : numpy.ndarray of float of shape (n_steps,) or None, default=None
+        Mean step gate of each decision step over the rows (a model with ``step_gates``),
+        written in the step's row label (``"step 2 (gate 0.31)"``); None writes none.
 
     Attributes
     ----------
@@ -82,12 +86,15 @@ class StepSummaryDisplay:
     >>> plt.close(display.figure_)
     """
 
-    def __init__(self, step_masks, feature_names, *, importances=None, entmax_mode=None, n_samples=None):
+    def __init__(
+        self, step_masks, feature_names, *, importances=None, entmax_mode=None, n_samples=None, step_gates=None
+    ):
         self.step_masks = step_masks
         self.feature_names = feature_names
         self.importances = importances
         self.entmax_mode = entmax_mode
         self.n_samples = n_samples
+        self.step_gates = step_gates
 
     def plot(
         self,
@@ -131,16 +138,25 @@ class StepSummaryDisplay:
         ------
         ValueError
             If ``step_masks`` is not 2-D, ``importances`` does not have one value per feature,
-            ``top_k`` is not None or an int >= 1, or ``vmax`` is not None or a positive
-            number.
+            ``step_gates`` not one value per step, ``top_k`` is not None or an int >= 1, or
+            ``vmax`` is not None or a positive number.
         """
         top_k = check_positive_int(top_k, "top_k")
         masks = np.asarray(self.step_masks, dtype=np.float64)
         if masks.ndim != 2:
             raise ValueError(f"step_masks must have shape (n_steps, n_features), got shape {masks.shape}.")
         n_steps, n_features = masks.shape
+        step_labels = [f"step {step + 1}" for step in range(n_steps)]
+        if self.step_gates is not None:
+            gates = np.asarray(self.step_gates, dtype=np.float64)
+            if gates.shape != (n_steps,):
+                raise ValueError(
+                    f"step_gates must have shape (n_steps,) = ({n_steps},), the rows of step_masks; "
+                    f"got shape {gates.shape}."
+                )
+            step_labels = [f"{label} (gate {gate:.2f})" for label, gate in zip(step_labels, gates)]
         if self.importances is None:
-            key, rows, labels = masks.mean(axis=0), masks, [f"step {step + 1}" for step in range(n_steps)]
+            key, rows, labels = masks.mean(axis=0), masks, step_labels
         else:
             key = np.asarray(self.importances, dtype=np.float64)
             if key.shape != (n_features,):
@@ -149,7 +165,7 @@ class StepSummaryDisplay:
                     f"got shape {key.shape}."
                 )
             rows = np.vstack([masks, key])
-            labels = [f"step {step + 1}" for step in range(n_steps)] + ["aggregate"]
+            labels = step_labels + ["aggregate"]
         order = np.argsort(-key, kind="stable")[:top_k]
         values = rows[:, order]
         if vmax is None:
@@ -255,6 +271,9 @@ class StepSummaryDisplay:
             importances=importances.mean(axis=0, dtype=np.float64) if aggregate else None,
             entmax_mode=mode_label(model),
             n_samples=step_masks.shape[0],
+            step_gates=None
+            if explanation.step_gates is None
+            else explanation.step_gates.mean(axis=0, dtype=np.float64),
         )
         return display.plot(ax=ax, top_k=top_k, annotate=annotate, cmap=cmap)
 

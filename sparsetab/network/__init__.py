@@ -1,4 +1,4 @@
-"""The TabNet torch model: blocks, attentive transformer, embeddings, the encoder and the pretraining decoder.
+"""The TabNet torch model: blocks, attentive transformer, embeddings, step gates, encoder, pretraining decoder.
 
 Nothing here depends on scikit-learn; the estimators in :mod:`sparsetab` drive it.
 
@@ -15,10 +15,15 @@ from .embeddings import InputEmbedding
 from .ensemble import TabNetEnsemble, ensemble_members
 from .numerical import NUMERICAL_EMBEDDINGS, PeriodicEmbedding, PiecewiseLinearEncoding, quantile_bin_edges
 from .pretraining import PretrainingNetwork, reconstruction_loss
-from .tabnet import TabNet
+from .step_gates import GATE_INPUTS, GATE_PENALTIES, STEP_GATES, StepGates, gate_penalty, sparsemax_gate
+from .tabnet import EncodedSteps, TabNet
 
 __all__ = [
     "ENTMAX_MODES",
+    "GATE_INPUTS",
+    "GATE_PENALTIES",
+    "STEP_GATES",
+    "EncodedSteps",
     "NUMERICAL_EMBEDDINGS",
     "AttentiveTransformer",
     "FeatureTransformer",
@@ -28,9 +33,12 @@ __all__ = [
     "PeriodicEmbedding",
     "PiecewiseLinearEncoding",
     "PretrainingNetwork",
+    "StepGates",
     "TabNet",
     "quantile_bin_edges",
     "TabNetEnsemble",
     "ensemble_members",
+    "gate_penalty",
     "reconstruction_loss",
+    "sparsemax_gate",
 ]

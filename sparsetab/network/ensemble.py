@@ -66,7 +66,8 @@ class TabNetEnsemble(nn.Module):
         sparsity_losses : torch.Tensor of shape (n_members,)
             Each member's sparsity regulariser.
         """
-        outputs, masks, sparsity_losses = zip(*(member(x) for member in self.members))
+        # A gated member also returns its gate regulariser; members are trained one by one, not through here.
+        outputs, masks, sparsity_losses = zip(*(member(x)[:3] for member in self.members))
         return torch.stack(outputs), torch.stack(masks), torch.stack(sparsity_losses)
 
 

@@ -170,6 +170,9 @@ class ServingTabNet(nn.Module):
         step_masks : torch.Tensor of shape (batch, n_steps, n_columns), float32
             The feature mask of each decision step per input column (as ``explain``; for an
             ensemble, the members' mean).
+        step_gates : torch.Tensor of shape (batch, n_steps), float32
+            Only for a network with step gates (a third output): the gate of each decision
+            step (as ``explain``; for an ensemble, the members' mean).
         """
         if self.lower is not None:  # torch.clamp keeps NaN: missing values stay missing
             numeric = torch.clamp(numeric, min=self.lower, max=self.upper)
@@ -182,14 +185,17 @@ class ServingTabNet(nn.Module):
         x = torch.cat([values.to(torch.float32), codes.to(torch.float32)], dim=1).index_select(1, self.position)
         if not isinstance(self.network, TabNetEnsemble):
             return self._predict(self.network, x)
-        predictions, step_masks = zip(*(self._predict(member, x) for member in self.network.members))
-        # The masks are averaged in float64, as the estimators' explain does, then returned as float32.
-        mean_masks = torch.stack(step_masks).to(torch.float64).mean(dim=0).to(torch.float32)
-        return torch.stack(predictions).mean(dim=0), mean_masks
+        results = [self._predict(member, x) for member in self.network.members]
+        # The masks (and gates) are averaged in float64, as the estimators' explain does, then returned as float32.
+        means = tuple(
+            torch.stack(arrays).to(torch.float64).mean(dim=0).to(torch.float32) for arrays in list(zip(*results))[1:]
+        )
+        return (torch.stack([result[0] for result in results]).mean(dim=0), *means)
 
     def _predict(self, network, x):
-        """The prediction and step masks of one TabNet for the encoded rows ``x``."""
-        decision, masks, _, _ = network.encode(x)
+        """The prediction and step masks (and step gates, with them) of one TabNet for the encoded rows ``x``."""
+        encoded = network.encode_steps(x)
+        decision, masks = encoded.decision, encoded.masks
         output = network.head(decision).to(torch.float64)
         if self.output_transform == "softmax":
             blocks = output.split(self.softmax_blocks, dim=1)
@@ -199,4 +205,6 @@ class ServingTabNet(nn.Module):
         else:
             prediction = output * self.target_scale + self.target_mean
         step_masks = (masks @ network.embedding.explanation_matrix).permute(1, 0, 2)
-        return prediction, step_masks
+        if encoded.step_gates is None:
+            return prediction, step_masks
+        return prediction, step_masks, encoded.step_gates

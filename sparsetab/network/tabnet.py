@@ -1,5 +1,7 @@
 """The TabNet encoder with its output head."""
 
+from typing import NamedTuple
+
 import torch
 from torch import nn
 
@@ -7,8 +9,38 @@ from .attentive import AttentiveTransformer
 from .blocks import FeatureTransformer, GhostBatchNorm
 from .embeddings import InputEmbedding
 from .seeded import seeded_linear
+from .step_gates import StepGates, gate_penalty
 
-__all__ = ["TabNet"]
+__all__ = ["EncodedSteps", "TabNet"]
+
+
+class EncodedSteps(NamedTuple):
+    """What :meth:`TabNet.encode_steps` returns.
+
+    Parameters
+    ----------
+    decision : torch.Tensor of shape (batch, n_d)
+        The decision output ``sum_i g[i] * ReLU(d_i)`` (``g[i] = 1`` without step gates).
+    masks : torch.Tensor of shape (n_steps, batch, n_groups)
+        Feature mask of each step, one value per attention group; rows sum to 1.
+    step_importance : torch.Tensor of shape (batch, n_steps)
+        ``g_b[i] * eta_b[i]``, with ``eta_b[i] = sum_c ReLU(d_b,c[i])``: each step's weight in
+        the aggregate importance.
+    step_gates : torch.Tensor of shape (batch, n_steps) or None
+        The gates ``g_b[i]`` in [0, 1] (1 for a step without a gate); None without step gates.
+    sparsity_loss : torch.Tensor, scalar
+        Mean entropy of the masks over steps and rows.
+    gate_loss : torch.Tensor, scalar, or None
+        The gate regulariser (:func:`~sparsetab.network.step_gates.gate_penalty`), to be
+        weighted by ``lambda_gate``; None without step gates.
+    """
+
+    decision: torch.Tensor
+    masks: torch.Tensor
+    step_importance: torch.Tensor
+    step_gates: torch.Tensor | None
+    sparsity_loss: torch.Tensor
+    gate_loss: torch.Tensor | None
 
 
 class TabNet(nn.Module):
@@ -24,6 +56,10 @@ class TabNet(nn.Module):
        step ``i`` maps ``M[i] * f`` to ``[d_i, a_i]``, and the prior is updated as
        ``P[i] = (gamma - M[i]) * P[i-1]`` with ``P[0] = 1``;
     4. the decision output is ``sum_i ReLU(d_i)``, followed by a linear layer with bias.
+
+    With ``step_gates``, step ``i``'s contribution is ``g[i] * ReLU(d_i)`` with a per-row gate
+    ``g[i]`` in [0, 1] (:class:`~sparsetab.network.step_gates.StepGates`), and the forward pass
+    also returns the gate regulariser.
 
     Parameters
     ----------
@@ -82,6 +118,18 @@ class TabNet(nn.Module):
         0 before the input batch norm, and every step's mask gives them 0 (see
         :class:`~sparsetab.network.attentive.AttentiveTransformer`), so their values have no
         effect and their importance is 0. Not all the groups.
+    step_gates : {"sigmoid", "sparsemax"} or None, default=None
+        The gate function of each step's per-row gate (see
+        :class:`~sparsetab.network.step_gates.StepGates`); None: no gates, every step counts
+        fully (the paper's TabNet).
+    gate_input : {"previous", "own"}, default="previous"
+        Which attention features a step's gate reads; see
+        :class:`~sparsetab.network.step_gates.StepGates`. Unused without ``step_gates``.
+    gate_first_step : bool, default=True
+        Whether the first step has a gate. Unused without ``step_gates``.
+    gate_penalty : {"l1", "contribution"}, default="contribution"
+        The gate regulariser the forward pass returns; see
+        :func:`~sparsetab.network.step_gates.gate_penalty`. Unused without ``step_gates``.
     generator : torch.Generator or None, default=None
         Source of the initial weights (:mod:`sparsetab.network.seeded`), so that a seeded fit
         does not depend on what other threads draw; None: torch's global generator.
@@ -89,7 +137,8 @@ class TabNet(nn.Module):
     Raises
     ------
     ValueError
-        If ``constant_groups`` holds every group (or from the submodules' checks).
+        If ``constant_groups`` holds every group, or ``step_gates``, ``gate_input`` or
+        ``gate_penalty`` is not one of the accepted values (or from the submodules' checks).
 
     References
     ----------
@@ -125,6 +174,10 @@ class TabNet(nn.Module):
         bin_counts=None,
         piecewise_linear_with_value=False,
         constant_groups=None,
+        step_gates=None,
+        gate_input="previous",
+        gate_first_step=True,
+        gate_penalty="contribution",
         generator=None,
     ):
         super().__init__()
@@ -175,6 +228,12 @@ class TabNet(nn.Module):
             for _ in range(n_steps)
         )
         self.head = seeded_linear(n_d, output_dim, bias=True, generator=generator)
+        # Built after every other module, so that the other initial weights are those of the ungated network.
+        self.gates = None
+        if step_gates is not None:
+            self.gates = StepGates(
+                n_a, n_steps, step_gates, gate_input, gate_first_step, gate_penalty, generator=generator
+            )
         # The embedded columns of the constant groups are zeroed before the input batch norm, so that their
         # values reach no step (the initial transformer sees every column). At fit they only held a constant.
         constant_columns = None
@@ -193,6 +252,9 @@ class TabNet(nn.Module):
         super().__setstate__(state)
         if "constant_columns" not in self._buffers:
             self.register_buffer("constant_columns", None, persistent=False)
+        # Pickled before step gates existed: none.
+        if "gates" not in self._modules and "gates" not in self.__dict__:
+            self.gates = None
 
     @property
     def alphas(self):
@@ -219,22 +281,53 @@ class TabNet(nn.Module):
         Returns
         -------
         decision : torch.Tensor of shape (batch, n_d)
-            ``sum_i ReLU(d_i)``.
+            ``sum_i ReLU(d_i)`` (``sum_i g[i] * ReLU(d_i)`` with step gates).
         masks : torch.Tensor of shape (n_steps, batch, n_groups)
             Feature mask of each step, one value per attention group (per input column
             unless columns are grouped); rows sum to 1.
         step_importance : torch.Tensor of shape (batch, n_steps)
-            ``eta_b[i] = sum_c ReLU(d_b,c[i])`` (paper, section 4 "Interpretability").
+            ``eta_b[i] = sum_c ReLU(d_b,c[i])`` (paper, section 4 "Interpretability"), times
+            the step's gate ``g_b[i]`` with step gates.
         sparsity_loss : torch.Tensor, scalar
             Mean entropy of the masks over steps and rows (paper, section 3, ``L_sparse``).
         """
-        step_decisions, masks, sparsity_loss = self.decision_steps(x, obfuscation)
-        decision = torch.stack(step_decisions).sum(dim=0)
+        encoded = self.encode_steps(x, obfuscation)
+        return encoded.decision, encoded.masks, encoded.step_importance, encoded.sparsity_loss
+
+    def encode_steps(self, x, obfuscation=None):
+        """Run the decision steps and return everything they give, the step gates included.
+
+        Parameters
+        ----------
+        x : torch.Tensor of shape (batch, n_columns), float
+            As for :meth:`encode`.
+        obfuscation : torch.Tensor of shape (batch, n_groups), float, default=None
+            As for :meth:`encode`.
+
+        Returns
+        -------
+        EncodedSteps
+            The decision output, masks, step importance, step gates (None without them),
+            sparsity loss and gate regulariser (None without step gates).
+        """
+        step_decisions, masks, gates, sparsity_loss = self._run_steps(x, obfuscation)
         step_importance = torch.stack([step.sum(dim=1) for step in step_decisions], dim=1)
-        return decision, masks, step_importance, sparsity_loss
+        if gates is None:
+            decision = torch.stack(step_decisions).sum(dim=0)
+            return EncodedSteps(decision, masks, step_importance, None, sparsity_loss, None)
+        decision = torch.stack(self._gate(step_decisions, gates)).sum(dim=0)
+        step_gates = self._gate_matrix(gates, step_importance)
+        return EncodedSteps(
+            decision,
+            masks,
+            step_importance * step_gates,
+            step_gates,
+            sparsity_loss,
+            self._gate_loss(gates, step_importance),
+        )
 
     def decision_steps(self, x, obfuscation=None):
-        """The per-step decision outputs ``ReLU(d_i)``, before they are summed.
+        """The per-step decision outputs ``ReLU(d_i)`` (``g[i] * ReLU(d_i)`` with step gates), before they are summed.
 
         Steps 1 to 4 of the class description (Arik and Pfister, 2021, section 3 and Fig. 4):
         embedding and input batch norm, the initial split, then per step the mask
@@ -251,7 +344,8 @@ class TabNet(nn.Module):
         Returns
         -------
         step_decisions : list of torch.Tensor of shape (batch, n_d), length n_steps
-            ``ReLU(d_i)`` of each decision step, non-negative.
+            ``ReLU(d_i)`` of each decision step, non-negative; with step gates, times the
+            step's gate ``g[i]`` of shape (batch, 1).
         masks : torch.Tensor of shape (n_steps, batch, n_groups)
             Feature mask ``M[i]`` of each step, one value per attention group; rows sum to 1.
         sparsity_loss : torch.Tensor, scalar
@@ -265,6 +359,14 @@ class TabNet(nn.Module):
             shape (batch, n_groups). Shapes are not checked beforehand: a 1-D or 3-D ``x`` can
             give an IndexError or a ValueError instead.
         """
+        step_decisions, masks, gates, sparsity_loss = self._run_steps(x, obfuscation)
+        if gates is not None:
+            step_decisions = self._gate(step_decisions, gates)
+        return step_decisions, masks, sparsity_loss
+
+    def _run_steps(self, x, obfuscation):
+        # The ungated step outputs ReLU(d_i), the masks, each step's gate of shape (batch, 1) (None for a step
+        # without one; the whole list None without step gates) and the sparsity loss.
         embedded = self.embedding(x)
         if self.constant_columns is not None:
             embedded = embedded.masked_fill(self.constant_columns, 0.0)
@@ -275,6 +377,7 @@ class TabNet(nn.Module):
             embedded = embedded * self._spread_over_columns(prior)
         features = self.input_bn(embedded)
         attention = self.initial_transformer(features)[:, self.n_d :]
+        gates = None if self.gates is None else []
         masks, step_decisions = [], []
         for step in range(self.n_steps):
             mask = self.attentive_transformers[step](attention, prior)
@@ -282,14 +385,35 @@ class TabNet(nn.Module):
                 prior = self.gamma - mask if prior is None else (self.gamma - mask) * prior
             out = self.step_transformers[step](features * self._spread_over_columns(mask))
             step_decisions.append(torch.relu(out[:, : self.n_d]))
-            attention = out[:, self.n_d :]
+            previous_attention, attention = attention, out[:, self.n_d :]
+            if gates is not None:
+                gated = self.gates.is_gated(step)
+                source = previous_attention if self.gates.gate_input == "previous" else attention
+                gates.append(self.gates(step, source) if gated else None)
             masks.append(mask)
         masks = torch.stack(masks)
         # Mean over steps and rows of each row's entropy: one pass over all the masks at once. A product with
         # the log, not torch.xlogy: the same values (masks are non-negative and epsilon keeps the log finite),
         # and xlogy's forward and backward kernels took about 4% of a training step, three times as long.
         entropy = (masks * torch.log(masks + self.epsilon)).sum() / -(masks.shape[0] * masks.shape[1])
-        return step_decisions, masks, entropy
+        return step_decisions, masks, gates, entropy
+
+    @staticmethod
+    def _gate(step_decisions, gates):
+        return [step if gate is None else gate * step for step, gate in zip(step_decisions, gates)]
+
+    @staticmethod
+    def _gate_matrix(gates, like):
+        # (batch, n_steps): a step without a gate counts fully.
+        return torch.cat([torch.ones_like(like[:, :1]) if gate is None else gate for gate in gates], dim=1)
+
+    def _gate_loss(self, gates, step_importance):
+        # Only the gated steps are pulled toward off.
+        gated = [step for step, gate in enumerate(gates) if gate is not None]
+        gate_matrix = torch.cat([gates[step] for step in gated], dim=1) if gated else step_importance[:, :0]
+        return gate_penalty(
+            gate_matrix, step_importance[:, gated], self.gates.penalty, mean_contribution=step_importance.mean()
+        )
 
     def _spread_over_columns(self, group_values):
         # (batch, n_groups) -> (batch, embedded width): each group's value on each of its embedded columns.
@@ -316,6 +440,9 @@ class TabNet(nn.Module):
             Feature mask of each decision step, one value per attention group.
         sparsity_loss : torch.Tensor, scalar
             The sparsity regulariser, to be weighted by ``lambda_sparse``.
+        gate_loss : torch.Tensor, scalar
+            Only with step gates (a fourth element): the gate regulariser of
+            :class:`EncodedSteps`, to be weighted by ``lambda_gate``.
 
         Raises
         ------
@@ -323,5 +450,9 @@ class TabNet(nn.Module):
             From torch, when ``x`` is not of shape (batch, n_columns). The shape is not checked
             beforehand: a 1-D or 3-D ``x`` can give an IndexError or a ValueError instead.
         """
-        step_decisions, masks, sparsity_loss = self.decision_steps(x)
-        return self.head(torch.stack(step_decisions).sum(dim=0)), masks, sparsity_loss
+        step_decisions, masks, gates, sparsity_loss = self._run_steps(x, None)
+        if gates is None:
+            return self.head(torch.stack(step_decisions).sum(dim=0)), masks, sparsity_loss
+        output = self.head(torch.stack(self._gate(step_decisions, gates)).sum(dim=0))
+        step_importance = torch.stack([step.sum(dim=1) for step in step_decisions], dim=1)
+        return output, masks, sparsity_loss, self._gate_loss(gates, step_importance)

@@ -227,3 +227,15 @@ def test_pipeline_groups_use_the_pipeline_names(pipeline_case, tick_texts):
     display = FeatureMaskDisplay.from_estimator(case.pipeline, case.X, max_samples=4, groups={"a": ["scale__a"]})
     assert tick_texts(display.ax_.get_xticklabels()) == ["a", "scale__b", "remainder__c"]
     assert_allclose(display.im_.get_array(), case.model.explain(case.transformed[:4]).importances)
+
+
+def test_a_gated_models_step_titles_give_the_mean_gate(data, tiny):
+    X, y = data
+    model = SparseTabNetClassifier(step_gates="sigmoid", **tiny).fit(X, y)
+    display = FeatureMaskDisplay.from_estimator(model, X, max_samples=8)
+    gates = model.explain(X.iloc[:8]).step_gates.mean(axis=0, dtype=np.float64)
+    assert [ax.get_title() for ax in display.axes_] == [
+        f"step 1 mask (entmax15, mean gate {gates[0]:.2f})",
+        f"step 2 mask (entmax15, mean gate {gates[1]:.2f})",
+        "aggregate mask (entmax15)",
+    ]

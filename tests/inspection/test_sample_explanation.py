@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 
-from sparsetab import SparseTabNetRegressor
+from sparsetab import SparseTabNetClassifier, SparseTabNetRegressor
 from sparsetab.inspection import SampleExplanationDisplay
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
@@ -151,3 +151,14 @@ def test_several_outputs_are_listed_without_probability(tiny):
     assert display.ax_.get_title() == f"row 1 (entmax15): predicted [{first:.4g}, {second:.4g}]"
     assert display.prediction_ == pytest.approx([first, second])
     assert display.probability_ is None
+
+
+def test_a_gated_models_legend_gives_each_steps_gate_and_gated_eta(data, tiny):
+    X, y = data
+    model = SparseTabNetClassifier(step_gates="sparsemax", **tiny).fit(X, y)
+    display = SampleExplanationDisplay.from_estimator(model, X, 3)
+    explanation = model.explain(X.iloc[[3]])
+    gates, etas = explanation.step_gates[0], explanation.step_importance[0]
+    legend = [text.get_text() for text in display.ax_.get_legend().get_texts()]
+    expected = [f"step {step + 1} (gate={gates[step]:.2f}, eta={etas[step]:.2f})" for step in range(model.n_steps)]
+    assert legend == expected + ["aggregate"]

@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
+from sparsetab import SparseTabNetClassifier
 from sparsetab.inspection import StepSummaryDisplay
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
@@ -131,3 +132,23 @@ def test_all_zero_masks_get_a_unit_scale():
     display = StepSummaryDisplay(np.zeros((1, 2)), ["a", "b"]).plot()
     assert display.im_.get_clim() == (0.0, 1.0)
     assert _texts(display) == [["0", "0"]]
+
+
+def test_step_gates_are_written_in_the_step_labels(tick_texts):
+    display = StepSummaryDisplay(MASKS, ["a", "b", "c", "d"], step_gates=[1.0, 0.305, 0.0]).plot()
+    assert tick_texts(display.ax_.get_yticklabels()) == [
+        "step 1 (gate 1.00)",
+        "step 2 (gate 0.30)",
+        "step 3 (gate 0.00)",
+    ]
+    with pytest.raises(ValueError, match=r"step_gates must have shape \(n_steps,\) = \(3,\).*got shape \(2,\)"):
+        StepSummaryDisplay(MASKS, ["a", "b", "c", "d"], step_gates=[1.0, 0.5]).plot()
+
+
+def test_from_a_gated_estimator_labels_each_step_with_its_mean_gate(data, tiny, tick_texts):
+    X, y = data
+    model = SparseTabNetClassifier(step_gates="sigmoid", **tiny).fit(X, y)
+    gates = model.explain(X).step_gates.mean(axis=0, dtype=np.float64)
+    display = StepSummaryDisplay.from_estimator(model, X)
+    labels = [f"step {step + 1} (gate {gate:.2f})" for step, gate in enumerate(gates)] + ["aggregate"]
+    assert tick_texts(display.ax_.get_yticklabels()) == labels

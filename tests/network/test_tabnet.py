@@ -291,3 +291,114 @@ def test_a_network_pickled_before_constant_groups_unpickles_without_them():
     restored.eval()
     with torch.no_grad():
         restored(_inputs())
+
+
+def _constant_gates(network, values):
+    # Zero weights: each gated step's gate is its bias through the gate function (sparsemax: (b + 1) / 2).
+    with torch.no_grad():
+        network.gates.scores.weight.zero_()
+        network.gates.scores.bias.copy_(2 * torch.tensor(values) - 1)
+
+
+def test_a_gated_network_shares_the_ungated_initial_weights_and_adds_only_the_gates():
+    ungated = _network()
+    gated = _network(step_gates="sigmoid")
+    state, gated_state = ungated.state_dict(), gated.state_dict()
+    assert not any(name.startswith("gates.") for name in state)
+    assert set(gated_state) - set(state) == {"gates.scores.weight", "gates.scores.bias"}
+    for name, value in state.items():
+        torch.testing.assert_close(gated_state[name], value, rtol=0, atol=0)
+    assert len(ungated.eval()(_inputs())) == 3
+
+
+def test_gated_output_is_the_head_of_the_gated_sum_of_the_step_outputs():
+    ungated = _network().eval()
+    gated = _network(step_gates="sparsemax", gate_penalty="l1").eval()
+    gate_values = [0.25, 0.0, 1.0]
+    _constant_gates(gated, gate_values)
+    x = _inputs()
+    with torch.no_grad():
+        step_decisions, _, _ = ungated.decision_steps(x)
+        output, masks, sparsity_loss, gate_loss = gated(x)
+        expected = ungated.head(sum(g * step for g, step in zip(gate_values, step_decisions)))
+        torch.testing.assert_close(output, expected)
+        torch.testing.assert_close(masks, ungated(x)[1])
+        # The L1 norm of each row's gates, mean over rows.
+        torch.testing.assert_close(gate_loss, torch.tensor(sum(gate_values)))
+        encoded = gated.encode_steps(x)
+        torch.testing.assert_close(encoded.step_gates, torch.tensor(gate_values).expand(64, 3))
+        eta = torch.stack([step.sum(dim=1) for step in step_decisions], dim=1)
+        torch.testing.assert_close(encoded.step_importance, eta * torch.tensor(gate_values))
+        assert bool((encoded.step_importance[:, 1] == 0).all())  # a closed gate: exactly 0
+        gated_steps, _, _ = gated.decision_steps(x)
+        torch.testing.assert_close(gated_steps[0], 0.25 * step_decisions[0])
+
+
+def test_the_contribution_penalty_weighs_each_gate_by_its_steps_share_of_eta():
+    ungated = _network().eval()
+    gated = _network(step_gates="sparsemax", gate_first_step=False).eval()  # gate_penalty="contribution"
+    _constant_gates(gated, [0.5, 1.0])
+    x = _inputs()
+    with torch.no_grad():
+        step_decisions, _, _ = ungated.decision_steps(x)
+        eta = torch.stack([step.sum(dim=1) for step in step_decisions], dim=1)
+        *_, gate_loss = gated(x)
+    # Steps 2 and 3 are gated; eta is normalised by its mean over the batch's rows and all 3 steps.
+    expected = ((0.5 * eta[:, 1] + 1.0 * eta[:, 2]) / eta.mean()).mean()
+    torch.testing.assert_close(gate_loss, expected)
+    torch.testing.assert_close(gated.encode_steps(x).gate_loss, expected)
+
+
+def test_first_step_without_a_gate_counts_fully():
+    gated = _network(step_gates="sparsemax", gate_first_step=False).eval()
+    _constant_gates(gated, [0.0, 0.0])
+    with torch.no_grad():
+        encoded = gated.encode_steps(_inputs())
+    torch.testing.assert_close(encoded.step_gates[:, 0], torch.ones(64))
+    assert bool((encoded.step_gates[:, 1:] == 0).all())
+    assert float(encoded.gate_loss) == 0.0  # only gated steps are pulled toward off
+
+
+@pytest.mark.parametrize("gate_input", ["previous", "own"])
+def test_each_gate_reads_the_documented_attention_features(gate_input):
+    network = _network(step_gates="sigmoid", gate_input=gate_input).eval()
+    outputs = []
+    transformers = [network.initial_transformer, *network.step_transformers]
+    handles = [
+        transformer.register_forward_hook(lambda module, args, out: outputs.append(out)) for transformer in transformers
+    ]
+    with torch.no_grad():
+        gates = network.encode_steps(_inputs()).step_gates
+    for handle in handles:
+        handle.remove()
+    attention = [out[:, network.n_d :] for out in outputs]  # a[0] (initial) .. a[n_steps]
+    weight, bias = network.gates.scores.weight, network.gates.scores.bias
+    for step in range(network.n_steps):
+        source = attention[step] if gate_input == "previous" else attention[step + 1]
+        torch.testing.assert_close(gates[:, step], torch.sigmoid(source @ weight[step] + bias[step]))
+
+
+@pytest.mark.parametrize("step_gates", ["sigmoid", "sparsemax"])
+def test_every_gate_parameter_receives_a_gradient(step_gates):
+    network = _network(step_gates=step_gates)
+    with torch.no_grad():
+        network.gates.scores.bias.zero_()  # sparsemax gates inside (0, 1), where they pass a gradient
+    output, _, sparsity_loss, gate_loss = network(_inputs())
+    (output.square().mean() + sparsity_loss + gate_loss).backward()
+    for name, parameter in network.gates.named_parameters():
+        assert parameter.grad is not None and bool(parameter.grad.abs().sum() > 0), name
+
+
+def test_unknown_step_gates_are_refused():
+    with pytest.raises(ValueError, match="step_gates must be one of"):
+        _network(step_gates="relu")
+
+
+def test_a_network_pickled_before_step_gates_unpickles_without_them():
+    network = _network()
+    del network.__dict__["gates"]
+    restored = pickle.loads(pickle.dumps(network))
+    assert restored.gates is None
+    restored.eval()
+    with torch.no_grad():
+        assert len(restored(_inputs())) == 3
