@@ -411,3 +411,13 @@ def test_a_table_without_a_header_names_its_target_by_position(fast_params):
     frame.columns = range(3)
     model = _quiet_fit(SparseTabNetClassifier(**fast_params, max_epochs=1, early_stopping=False), [frame], target=2)
     assert model.n_features_in_ == 2
+
+
+def test_one_chunk_with_step_gates_equals_the_in_memory_fit(fast_params):
+    frame = _table(plan_categories=("basic", "gold")).drop(columns="value")
+    params = dict(fast_params, max_epochs=2, early_stopping=False, step_gates="sigmoid")
+    X = frame.drop(columns="label")
+    in_memory = _quiet(SparseTabNetClassifier(**params), X, frame["label"])
+    streamed = _quiet_fit(SparseTabNetClassifier(**params), [frame], target="label")
+    assert streamed.loss_curve_ == in_memory.loss_curve_
+    np.testing.assert_array_equal(streamed.explain(X)["step_gates"], in_memory.explain(X)["step_gates"])
