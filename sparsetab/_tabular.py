@@ -419,8 +419,7 @@ class TabularEncoding:
         TypeError
             If a column has a datetime, timedelta, period, interval or complex dtype.
         """
-        self._check_numerical_transform()
-        self.is_categorical_ = self._resolve_categorical(frame)
+        self.resolve_columns(frame)
         numeric = self._numeric_block(frame)
         self._fit_summary(self._summarise(frame, numeric), numeric, keep_declared_categories=False)
         return self._assemble(frame, numeric)

@@ -268,7 +268,7 @@ class StreamedBatches:
         for index in order:
             for chunk in self.source.read(index, self.chunk_rows):
                 encoded = self.encode(chunk)
-                if encoded is None or encoded[0].shape[0] == 0:
+                if encoded is None:
                     continue
                 n_read += encoded[0].shape[0]
                 if n_read > self.n_rows:
