@@ -18,7 +18,10 @@ The configurations: ungated (``step_gates=None``), and the gates ``"sigmoid"`` a
 with ``lambda_gate=0.01`` and the L1 penalty (``gate_penalty="l1"``), reading the previous step's
 attention features, with the gate on the first step or not (``gate_first_step``), and reading the
 step's own attention features (``gate_input="own"``); then two of them with the contribution penalty
-(``gate_penalty="contribution"``).
+(``gate_penalty="contribution"``); then the sigmoid gate with a scale-free penalty that is not one of
+``gate_penalty``'s values (patched into the network for the screen): the entropy of each row's step shares
+``g_i * eta_i / sum_j g_j * eta_j`` (``eta`` without gradient), which rescaling a gate against its step's
+output cannot lower.
 
 Each (data set, configuration, seed) is stored as one JSON file under ``--cache`` when it is done,
 so an interrupted screen resumes where it stopped. Not part of the test suite. Run::
@@ -29,15 +32,18 @@ so an interrupted screen resumes where it stopped. Not part of the test suite. R
 """
 
 import argparse
+import contextlib
 import json
 import os
 import time
 import warnings
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 import sklearn
 import torch
+from _mask_scores import SELECTED, relevant_share, selection_rates
 from _measure import cpu_model
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import roc_auc_score
@@ -45,9 +51,8 @@ from sklearn.metrics import roc_auc_score
 import sparsetab
 from sparsetab import SparseTabNetClassifier
 from sparsetab.datasets import make_syn
+from sparsetab.network import TabNet
 
-# Importance above which a feature counts as selected (normalised importances: rows sum to 1).
-SELECTED = 0.05
 # The first gated configurations use the L1 penalty (the first one measured); the last two the contribution
 # penalty that became gate_penalty's default.
 L1 = {"gate_penalty": "l1"}
@@ -65,7 +70,24 @@ CONFIGURATIONS = {
         "gate_first_step": False,
         "gate_penalty": "contribution",
     },
+    "sigmoid, share entropy (patched)": {"step_gates": "sigmoid"},
+    "sigmoid, share entropy (patched), lambda_gate=0.05": {"step_gates": "sigmoid", "lambda_gate": 0.05},
 }
+
+
+def share_entropy_loss(network, gates, step_importance):
+    """Mean over rows of the entropy of the row's step shares ``g_i * eta_i / sum_j g_j * eta_j``.
+
+    A replacement of ``TabNet._gate_loss`` for the screen: multiplying a row's gates by ``c`` and its step
+    outputs by ``1 / c`` leaves the shares, hence the penalty, unchanged, and it is lowest when one step
+    carries the row. ``eta`` enters without gradient, so only the gates move to lower it.
+    """
+    weights = network._gate_matrix(gates, step_importance) * step_importance.detach()
+    shares = weights / weights.sum(dim=1, keepdim=True).clamp_min(torch.finfo(weights.dtype).tiny)
+    return -(shares * torch.log(shares + torch.finfo(weights.dtype).eps)).sum(dim=1).mean()
+
+
+PATCHED_GATE_LOSSES = {name: share_entropy_loss for name in CONFIGURATIONS if "share entropy" in name}
 
 
 def architecture(k):
@@ -73,16 +95,6 @@ def architecture(k):
     if k <= 3:
         return dict(n_d=16, n_a=16, n_steps=4, gamma=2.0, lambda_sparse=0.02)
     return dict(n_d=16, n_a=16, n_steps=5, gamma=1.5, lambda_sparse=0.005)
-
-
-def selection_scores(importances, relevant):
-    """Per-row relevant share, TPR and FDR of the selection ``importances > SELECTED``, each of shape (n_samples,)."""
-    selected = importances > SELECTED
-    true_positive = (selected & relevant).sum(axis=1)
-    share = (importances * relevant).sum(axis=1)
-    tpr = true_positive / relevant.sum(axis=1)
-    fdr = (selected & ~relevant).sum(axis=1) / np.maximum(selected.sum(axis=1), 1)
-    return share, tpr, fdr
 
 
 def run(k, name, seed, args):
@@ -100,10 +112,13 @@ def run(k, name, seed, args):
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        model.fit(X, y, X_val=X_val, y_val=y_val)
+        patch = PATCHED_GATE_LOSSES.get(name)
+        with mock.patch.object(TabNet, "_gate_loss", patch) if patch else contextlib.nullcontext():
+            model.fit(X, y, X_val=X_val, y_val=y_val)
     fit_seconds = time.perf_counter() - start
     explanation = model.explain(X_test)
-    share, tpr, fdr = selection_scores(explanation.importances, relevant)
+    share = relevant_share(explanation.importances, relevant)
+    tpr, fdr = selection_rates(explanation.importances, relevant)
     gates = explanation.step_gates
     return dict(
         k=k,
