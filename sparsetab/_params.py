@@ -27,7 +27,7 @@ from sklearn.model_selection import train_test_split
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from ._training import LEARNING_RATE_SCHEDULES, TrainingConfig
-from .network import ENTMAX_MODES, GATE_INPUTS, GATE_PENALTIES, NUMERICAL_EMBEDDINGS, STEP_GATES, quantile_bin_edges
+from .network import ENTMAX_MODES, GATE_PENALTIES, NUMERICAL_EMBEDDINGS, STEP_GATES, quantile_bin_edges
 
 __all__ = [
     "AUTO_BATCH_MAX",
@@ -212,15 +212,6 @@ PARAMETERS = (
         _SUPERVISED,
         network_type=str,
         legacy=None,
-    ),
-    Parameter(
-        "gate_input",
-        "previous",
-        [StrOptions(set(GATE_INPUTS))],
-        "architecture",
-        _SUPERVISED,
-        network_type=str,
-        legacy="previous",
     ),
     Parameter("gate_first_step", True, ["boolean"], "architecture", _SUPERVISED, network_type=bool, legacy=True),
     Parameter(

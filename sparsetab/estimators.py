@@ -143,19 +143,15 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
         the step adds ``g_b[i] * ReLU(d_i)`` to the decision output and weighs
         ``g_b[i] * eta_b[i]`` in the aggregate importance (Arik and Pfister, 2021, section 4,
         times the gate), and ``lambda_gate`` pulls the gates toward off. The gate is a linear
-        score of attention features (see ``gate_input``) through the logistic sigmoid, or
-        through sparsemax over the pair (score, "off" score 0), i.e. ``clip((score + 1) / 2, 0,
-        1)``, which can be exactly 0 (Martins and Astudillo, 2016, "From softmax to sparsemax",
+        score of the attention features from which the step's mask is computed (``a[i-1]``:
+        the gate decides before the step looks) through the logistic sigmoid, or through
+        sparsemax over the pair (score, "off" score 0), i.e. ``clip((score + 1) / 2, 0, 1)``,
+        which can be exactly 0 (Martins and Astudillo, 2016, "From softmax to sparsemax",
         section 2). :meth:`explain` returns the gates as ``step_gates``. None: no gates, the
         paper's TabNet. A pretrained encoder (which has no gates) can be fine-tuned with gates;
         they start mostly open (0.9). Changing it between warm-started fits or
         :meth:`partial_fit` calls is an error. Models saved before this parameter existed load
         with None.
-    gate_input : {"previous", "own"}, default="previous"
-        Which attention features a step's gate reads: ``"previous"``, ``a[i-1]``, from which
-        the step's mask is computed (the gate decides before the step looks); ``"own"``,
-        ``a[i]``, written by the step's own feature transformer (the gate decides after).
-        Unused without ``step_gates``.
     gate_first_step : bool, default=True
         Whether the first decision step has a gate; False keeps it fully on (``g_b[1] = 1``),
         so every row's decision has at least one step. Unused without ``step_gates``.
@@ -440,7 +436,6 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
         entmax_mode=DEFAULTS["entmax_mode"],
         entmax_alpha=DEFAULTS["entmax_alpha"],
         step_gates=DEFAULTS["step_gates"],
-        gate_input=DEFAULTS["gate_input"],
         gate_first_step=DEFAULTS["gate_first_step"],
         gate_penalty=DEFAULTS["gate_penalty"],
         numerical_transform=DEFAULTS["numerical_transform"],
@@ -787,19 +782,15 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
         the step adds ``g_b[i] * ReLU(d_i)`` to the decision output and weighs
         ``g_b[i] * eta_b[i]`` in the aggregate importance (Arik and Pfister, 2021, section 4,
         times the gate), and ``lambda_gate`` pulls the gates toward off. The gate is a linear
-        score of attention features (see ``gate_input``) through the logistic sigmoid, or
-        through sparsemax over the pair (score, "off" score 0), i.e. ``clip((score + 1) / 2, 0,
-        1)``, which can be exactly 0 (Martins and Astudillo, 2016, "From softmax to sparsemax",
+        score of the attention features from which the step's mask is computed (``a[i-1]``:
+        the gate decides before the step looks) through the logistic sigmoid, or through
+        sparsemax over the pair (score, "off" score 0), i.e. ``clip((score + 1) / 2, 0, 1)``,
+        which can be exactly 0 (Martins and Astudillo, 2016, "From softmax to sparsemax",
         section 2). :meth:`explain` returns the gates as ``step_gates``. None: no gates, the
         paper's TabNet. A pretrained encoder (which has no gates) can be fine-tuned with gates;
         they start mostly open (0.9). Changing it between warm-started fits or
         :meth:`partial_fit` calls is an error. Models saved before this parameter existed load
         with None.
-    gate_input : {"previous", "own"}, default="previous"
-        Which attention features a step's gate reads: ``"previous"``, ``a[i-1]``, from which
-        the step's mask is computed (the gate decides before the step looks); ``"own"``,
-        ``a[i]``, written by the step's own feature transformer (the gate decides after).
-        Unused without ``step_gates``.
     gate_first_step : bool, default=True
         Whether the first decision step has a gate; False keeps it fully on (``g_b[1] = 1``),
         so every row's decision has at least one step. Unused without ``step_gates``.
@@ -1070,7 +1061,6 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
         entmax_mode=DEFAULTS["entmax_mode"],
         entmax_alpha=DEFAULTS["entmax_alpha"],
         step_gates=DEFAULTS["step_gates"],
-        gate_input=DEFAULTS["gate_input"],
         gate_first_step=DEFAULTS["gate_first_step"],
         gate_penalty=DEFAULTS["gate_penalty"],
         numerical_transform=DEFAULTS["numerical_transform"],

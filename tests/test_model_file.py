@@ -100,12 +100,12 @@ def test_round_trip_of_a_model_with_step_gates(n_ensemble, tmp_path, fast_params
     rng = np.random.default_rng(0)
     X = rng.normal(size=(120, 4))
     model = SparseTabNetClassifier(
-        max_epochs=2, step_gates="sparsemax", gate_input="own", gate_first_step=False, n_ensemble=n_ensemble,
+        max_epochs=2, step_gates="sparsemax", gate_first_step=False, n_ensemble=n_ensemble,
         lambda_gate=0.5, **fast_params,
     ).fit(X, X[:, 0] > 0)  # fmt: skip
     loaded = load_model(model.save_model(tmp_path / "gated.sparsetab"))
     assert loaded.get_params() == model.get_params()
-    assert loaded._network_config["step_gates"] == "sparsemax" and loaded._network_config["gate_input"] == "own"
+    assert loaded._network_config["step_gates"] == "sparsemax" and loaded._network_config["gate_first_step"] is False
     np.testing.assert_array_equal(loaded.predict_proba(X), model.predict_proba(X))
     explanation, expected = loaded.explain(X), model.explain(X)
     np.testing.assert_array_equal(explanation.step_gates, expected.step_gates)

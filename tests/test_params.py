@@ -54,8 +54,8 @@ def test_each_estimator_signature_is_the_table(kind):
 def test_name_groups():
     assert NETWORK_PARAMETERS == (
         "n_d", "n_a", "n_steps", "gamma", "n_independent", "n_shared", "n_ensemble", "virtual_batch_size",
-        "momentum", "entmax_mode", "entmax_alpha", "step_gates", "gate_input", "gate_first_step",
-        "gate_penalty", "numerical_transform", "categorical_features", "cat_emb_dim", "grouped_features",
+        "momentum", "entmax_mode", "entmax_alpha", "step_gates", "gate_first_step", "gate_penalty",
+        "numerical_transform", "categorical_features", "cat_emb_dim", "grouped_features",
         "numerical_embedding", "n_bins", "embedding_dim", "frequency_scale",
     )  # fmt: skip
     # Batch normalisation does not change what the encoder's weights mean: a fine-tuned model may differ there;
@@ -66,7 +66,6 @@ def test_name_groups():
         "momentum",
         "n_ensemble",
         "step_gates",
-        "gate_input",
         "gate_first_step",
         "gate_penalty",
     }
@@ -162,7 +161,6 @@ def test_legacy_values_are_those_of_the_first_release():
         "n_ensemble": 1,
         "lambda_gate": 0.01,
         "step_gates": None,
-        "gate_input": "previous",
         "gate_first_step": True,
         "gate_penalty": "contribution",
     }

@@ -94,7 +94,7 @@ def test_clone_keeps_every_non_default_parameter(make_classification_frame):
         virtual_batch_size=16, momentum=0.1, batch_size=32, max_epochs=2, learning_rate=0.01,
         learning_rate_decay=0.9, max_grad_norm=None, learning_rate_schedule="exponential", warmup_epochs=0.5,
         weight_decay=1e-4, entmax_mode="adaptive", entmax_alpha=1.2, lambda_gate=0.5, step_gates="sparsemax",
-        gate_input="own", gate_first_step=False, gate_penalty="l1",
+        gate_first_step=False, gate_penalty="l1",
         numerical_transform="quantile",
         categorical_features=["city"], cat_emb_dim={"city": 2}, grouped_features=[["age", "income"]],
         numerical_embedding="piecewise_linear", n_bins=4, embedding_dim=3, frequency_scale=0.5,

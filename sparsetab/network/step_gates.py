@@ -15,13 +15,10 @@ from torch import nn
 
 from .seeded import seeded_linear
 
-__all__ = ["GATE_INPUTS", "GATE_PENALTIES", "STEP_GATES", "StepGates", "gate_penalty", "sparsemax_gate"]
+__all__ = ["GATE_PENALTIES", "STEP_GATES", "StepGates", "gate_penalty", "sparsemax_gate"]
 
 # The gate functions of the scores: the logistic sigmoid, and sparsemax over the pair (score, 0).
 STEP_GATES = ("sigmoid", "sparsemax")
-# Which attention features a step's gate reads: "previous" those its attentive transformer reads
-# (a[i-1]), "own" those its feature transformer writes (a[i]).
-GATE_INPUTS = ("previous", "own")
 # The gate regularisers: the L1 norm of a row's gates, or each gate weighted by its step's contribution
 # relative to the batch's mean (see gate_penalty).
 GATE_PENALTIES = ("l1", "contribution")
@@ -119,10 +116,11 @@ class StepGates(nn.Module):
 
     The gate of step ``i`` (1-based) is ``g_b[i] = f(w_i . a_b + c_i)`` with ``f`` the sigmoid or
     :func:`sparsemax_gate`, ``(w_i, c_i)`` a linear score of the step, and ``a_b`` the row's
-    attention features: ``a[i-1]``, from which step ``i``'s mask is computed
-    (``gate_input="previous"``), or ``a[i]``, written by step ``i``'s own feature transformer
-    (``gate_input="own"``). With ``gate_first_step=False`` step 1 has no gate (``g[1] = 1``),
-    so every row keeps at least one step.
+    attention features ``a[i-1]``, from which step ``i``'s mask is computed: the gate decides
+    before the step looks. (Gates of ``a[i]``, written by step ``i``'s own feature transformer,
+    were screened and not kept: benchmarks/results/syn_gates_screen.md.) With
+    ``gate_first_step=False`` step 1 has no gate (``g[1] = 1``), so every row keeps at least
+    one step.
 
     Parameters
     ----------
@@ -132,8 +130,6 @@ class StepGates(nn.Module):
         Number of decision steps.
     kind : {"sigmoid", "sparsemax"}, default="sigmoid"
         The gate function of the scores.
-    gate_input : {"previous", "own"}, default="previous"
-        Which attention features each gate reads.
     gate_first_step : bool, default=True
         Whether step 1 has a gate.
     penalty : {"l1", "contribution"}, default="contribution"
@@ -151,8 +147,8 @@ class StepGates(nn.Module):
     Raises
     ------
     ValueError
-        If ``kind`` is not one of :data:`STEP_GATES`, ``gate_input`` not one of
-        :data:`GATE_INPUTS` or ``penalty`` not one of :data:`GATE_PENALTIES`.
+        If ``kind`` is not one of :data:`STEP_GATES` or ``penalty`` not one of
+        :data:`GATE_PENALTIES`.
 
     References
     ----------
@@ -165,7 +161,6 @@ class StepGates(nn.Module):
         n_a,
         n_steps,
         kind="sigmoid",
-        gate_input="previous",
         gate_first_step=True,
         penalty="contribution",
         generator=None,
@@ -173,12 +168,9 @@ class StepGates(nn.Module):
         super().__init__()
         if kind not in STEP_GATES:
             raise ValueError(f"step_gates must be one of {STEP_GATES} or None, got {kind!r}.")
-        if gate_input not in GATE_INPUTS:
-            raise ValueError(f"gate_input must be one of {GATE_INPUTS}, got {gate_input!r}.")
         if penalty not in GATE_PENALTIES:
             raise ValueError(f"gate_penalty must be one of {GATE_PENALTIES}, got {penalty!r}.")
         self.kind = kind
-        self.gate_input = gate_input
         self.penalty = penalty
         self.gate_first_step = bool(gate_first_step)
         self.n_steps = int(n_steps)
@@ -215,7 +207,7 @@ class StepGates(nn.Module):
         step : int
             The step, 0-based; it must be gated (:meth:`is_gated`).
         attention : torch.Tensor of shape (batch, n_a), float
-            The attention features the gate reads (see ``gate_input``).
+            The attention features the gate reads (``a[i-1]``).
 
         Returns
         -------

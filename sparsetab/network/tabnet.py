@@ -122,9 +122,6 @@ class TabNet(nn.Module):
         The gate function of each step's per-row gate (see
         :class:`~sparsetab.network.step_gates.StepGates`); None: no gates, every step counts
         fully (the paper's TabNet).
-    gate_input : {"previous", "own"}, default="previous"
-        Which attention features a step's gate reads; see
-        :class:`~sparsetab.network.step_gates.StepGates`. Unused without ``step_gates``.
     gate_first_step : bool, default=True
         Whether the first step has a gate. Unused without ``step_gates``.
     gate_penalty : {"l1", "contribution"}, default="contribution"
@@ -137,8 +134,8 @@ class TabNet(nn.Module):
     Raises
     ------
     ValueError
-        If ``constant_groups`` holds every group, or ``step_gates``, ``gate_input`` or
-        ``gate_penalty`` is not one of the accepted values (or from the submodules' checks).
+        If ``constant_groups`` holds every group, or ``step_gates`` or ``gate_penalty``
+        is not one of the accepted values (or from the submodules' checks).
 
     References
     ----------
@@ -175,7 +172,6 @@ class TabNet(nn.Module):
         piecewise_linear_with_value=False,
         constant_groups=None,
         step_gates=None,
-        gate_input="previous",
         gate_first_step=True,
         gate_penalty="contribution",
         generator=None,
@@ -231,9 +227,7 @@ class TabNet(nn.Module):
         # Built after every other module, so that the other initial weights are those of the ungated network.
         self.gates = None
         if step_gates is not None:
-            self.gates = StepGates(
-                n_a, n_steps, step_gates, gate_input, gate_first_step, gate_penalty, generator=generator
-            )
+            self.gates = StepGates(n_a, n_steps, step_gates, gate_first_step, gate_penalty, generator=generator)
         # The embedded columns of the constant groups are zeroed before the input batch norm, so that their
         # values reach no step (the initial transformer sees every column). At fit they only held a constant.
         constant_columns = None
@@ -388,8 +382,7 @@ class TabNet(nn.Module):
             previous_attention, attention = attention, out[:, self.n_d :]
             if gates is not None:
                 gated = self.gates.is_gated(step)
-                source = previous_attention if self.gates.gate_input == "previous" else attention
-                gates.append(self.gates(step, source) if gated else None)
+                gates.append(self.gates(step, previous_attention) if gated else None)
             masks.append(mask)
         masks = torch.stack(masks)
         # Mean over steps and rows of each row's entropy: one pass over all the masks at once. A product with

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from sparsetab.entmax import sparsemax
-from sparsetab.network import GATE_INPUTS, STEP_GATES, StepGates, gate_penalty, sparsemax_gate
+from sparsetab.network import STEP_GATES, StepGates, gate_penalty, sparsemax_gate
 
 
 def test_sparsemax_gate_hand_computed_values():
@@ -21,9 +21,8 @@ def test_sparsemax_gate_is_the_first_coordinate_of_sparsemax_over_score_and_zero
 
 
 @pytest.mark.parametrize("kind", STEP_GATES)
-@pytest.mark.parametrize("gate_input", GATE_INPUTS)
-def test_gate_gradients_in_float64(kind, gate_input):
-    gates = StepGates(4, 3, kind, gate_input, generator=torch.Generator().manual_seed(0)).double()
+def test_gate_gradients_in_float64(kind):
+    gates = StepGates(4, 3, kind, generator=torch.Generator().manual_seed(0)).double()
     # Scores kept inside (-1, 1), away from the sparsemax gate's kinks, where it is differentiable.
     with torch.no_grad():
         gates.scores.weight.mul_(0.1)
@@ -65,7 +64,6 @@ def test_gate_values_are_in_the_unit_interval_and_sparsemax_reaches_zero():
     "kwargs, message",
     [
         ({"kind": "softmax"}, r"step_gates must be one of \('sigmoid', 'sparsemax'\) or None, got 'softmax'"),
-        ({"gate_input": "next"}, r"gate_input must be one of \('previous', 'own'\), got 'next'"),
         ({"penalty": "l2"}, r"gate_penalty must be one of \('l1', 'contribution'\), got 'l2'"),
     ],
 )

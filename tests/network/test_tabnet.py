@@ -359,9 +359,8 @@ def test_first_step_without_a_gate_counts_fully():
     assert float(encoded.gate_loss) == 0.0  # only gated steps are pulled toward off
 
 
-@pytest.mark.parametrize("gate_input", ["previous", "own"])
-def test_each_gate_reads_the_documented_attention_features(gate_input):
-    network = _network(step_gates="sigmoid", gate_input=gate_input).eval()
+def test_each_gate_reads_the_attention_features_its_step_mask_is_computed_from():
+    network = _network(step_gates="sigmoid").eval()
     outputs = []
     transformers = [network.initial_transformer, *network.step_transformers]
     handles = [
@@ -374,8 +373,7 @@ def test_each_gate_reads_the_documented_attention_features(gate_input):
     attention = [out[:, network.n_d :] for out in outputs]  # a[0] (initial) .. a[n_steps]
     weight, bias = network.gates.scores.weight, network.gates.scores.bias
     for step in range(network.n_steps):
-        source = attention[step] if gate_input == "previous" else attention[step + 1]
-        torch.testing.assert_close(gates[:, step], torch.sigmoid(source @ weight[step] + bias[step]))
+        torch.testing.assert_close(gates[:, step], torch.sigmoid(attention[step] @ weight[step] + bias[step]))
 
 
 @pytest.mark.parametrize("step_gates", ["sigmoid", "sparsemax"])
