@@ -4,9 +4,9 @@ For each synthetic data set (:func:`sparsetab.datasets.make_syn`) every model is
 (early stopping on another 10,000 where it has it) with ``--seeds`` training seeds (default 3), and
 scored on 5 fresh test sets of 10,000 rows. The models, all in the same run on the same rows:
 
-- sparsetab, every ``entmax_mode`` ungated and with the kept step gate (``step_gates="sigmoid"`` with
-  its default ``gate_penalty="contribution"`` and ``lambda_gate``; issue 21 and
-  benchmarks/results/syn_gates_screen.md for the variants not kept); importance = ``explain(X).importances``;
+- sparsetab, every ``entmax_mode`` ungated and with the kept step gate (``GATES["sigmoid"]``: the sigmoid
+  gate with the share-entropy penalty; issue 21 and benchmarks/results/syn_gates_screen.md for the
+  variants not kept); importance = ``explain(X).importances``;
 - pytorch-tabnet 4.1.0 with ``mask_type="sparsemax"`` and ``"entmax"``, the paper's synthetic-data
   hyperparameters, early stopping on the validation log loss; importance = ``explain(X)`` normalised per row;
 - HistGradientBoostingClassifier (defaults) + TreeSHAP (``shap.TreeExplainer``); importance = |SHAP value|
@@ -63,8 +63,8 @@ from sparsetab.datasets import make_syn
 
 PAPER_TABNET_AUC = {1: 0.682, 2: 0.892, 3: 0.897, 4: 0.776, 5: 0.789, 6: 0.878}
 MODES = ("sparsemax", "entmax15", "constant", "adaptive")
-# The gate kept by the screen (benchmarks/results/syn_gates_screen.md); its other settings at their defaults.
-GATES = {"none": {}, "sigmoid": {"step_gates": "sigmoid"}}
+# The gate kept by the screen (benchmarks/results/syn_gates_screen.md); a gated cell's key holds these settings.
+GATES = {"none": {}, "sigmoid": {"step_gates": "sigmoid", "gate_penalty": "share_entropy", "lambda_gate": 0.01}}
 PEERS = ("pytorch-tabnet-sparsemax", "pytorch-tabnet-entmax", "hgb-treeshap")
 N_TEST_SETS = 5
 N_ROWS = 10000
@@ -216,6 +216,9 @@ def cache_key(cell, args, overrides):
     key.update(n_rows=N_ROWS, n_test_sets=N_TEST_SETS)
     if cell["model"] == "sparsetab":
         key.update(training=args.training, overrides=overrides, entmax_alpha=args.entmax_alpha)
+        gate = cell["config"].split("/")[1]
+        if gate != "none":
+            key["gate"] = GATES[gate]
         key["versions"] = dict(sparsetab=sparsetab.__version__, torch=torch.__version__.split("+")[0])
     if cell["model"] == "pytorch-tabnet":
         key["versions"] = {"pytorch-tabnet": version("pytorch-tabnet"), "torch": torch.__version__.split("+")[0]}

@@ -216,7 +216,7 @@ PARAMETERS = (
     Parameter("gate_first_step", True, ["boolean"], "architecture", _SUPERVISED, network_type=bool, legacy=True),
     Parameter(
         "gate_penalty",
-        "contribution",
+        "share_entropy",
         [StrOptions(set(GATE_PENALTIES))],
         "architecture",
         _SUPERVISED,

@@ -19,9 +19,9 @@ __all__ = ["GATE_PENALTIES", "STEP_GATES", "StepGates", "gate_penalty", "sparsem
 
 # The gate functions of the scores: the logistic sigmoid, and sparsemax over the pair (score, 0).
 STEP_GATES = ("sigmoid", "sparsemax")
-# The gate regularisers: the L1 norm of a row's gates, or each gate weighted by its step's contribution
-# relative to the batch's mean (see gate_penalty).
-GATE_PENALTIES = ("l1", "contribution")
+# The gate regularisers: the L1 norm of a row's gates; each gate weighted by its step's contribution
+# relative to the batch's mean; the entropy of a row's step shares (see gate_penalty).
+GATE_PENALTIES = ("l1", "contribution", "share_entropy")
 # Gates start mostly open, so that a new gated network begins close to an ungated one and the
 # regulariser, not the initialisation, decides which steps close.
 INITIAL_GATE = 0.9
@@ -55,20 +55,26 @@ def sparsemax_gate(scores):
     return torch.clamp((scores + 1.0) * 0.5, 0.0, 1.0)
 
 
-def gate_penalty(gates, step_importance, penalty="contribution", mean_contribution=None):
-    """The gate regulariser that pulls gates toward off, to be weighted by ``lambda_gate``.
+def gate_penalty(gates, step_importance, penalty="share_entropy", mean_contribution=None, ungated_importance=None):
+    """The gate regulariser, to be weighted by ``lambda_gate``.
 
     ``"l1"``: the mean over rows of ``sum_i g_b[i]``, the L1 norm of each row's gates: the
-    same pull on every gate. ``"contribution"``: the mean over rows of
+    same pull toward off on every gate. ``"contribution"``: the mean over rows of
     ``sum_i g_b[i] * eta_b[i] / mean(eta)``, each gate weighted by its step's ungated
     contribution ``eta_b[i]`` relative to the mean contribution over the rows and steps of the
     batch, with no gradient through the weights: the pull is strongest on the gates of the
-    steps and rows that contribute most, and a step whose output alone grows gets a larger
-    weight. The weights are relative, so neither form stops the gates of all steps and their
-    outputs from trading scale together (``g * ReLU(d) = (g / c) * (c * ReLU(d))``, with
-    which the L1 pull can be paid). Weights by the absolute ``eta`` would, but at
-    ``lambda_gate=0.01`` they closed almost every gate in the screen
-    (benchmarks/results/syn_gates_screen.md).
+    steps and rows that contribute most. The weights are relative, so neither form stops the
+    gates and the step outputs from trading scale (``g * ReLU(d) = (g / c) * (c * ReLU(d))``),
+    with which the pull can be paid without a step abstaining.
+
+    ``"share_entropy"``: the mean over rows of the Shannon entropy
+    ``-sum_i s_b[i] log s_b[i]`` of the row's step shares
+    ``s_b[i] = g_b[i] eta_b[i] / sum_j g_b[j] eta_b[j]`` (the steps' weights in the aggregate
+    importance, ungated steps with ``g = 1``), with no gradient through ``eta``. It is lowest
+    when one step carries the row, so it closes the gates of a row's surplus steps rather than
+    all gates, and scaling a row's gates by ``c`` leaves it unchanged, so rescaling cannot pay
+    it. A row whose every weight is 0 counts 0. (This form is ours; it was chosen on the screen
+    in benchmarks/results/syn_gates_screen.md.)
 
     Parameters
     ----------
@@ -76,12 +82,15 @@ def gate_penalty(gates, step_importance, penalty="contribution", mean_contributi
         The gates of the gated steps, in [0, 1].
     step_importance : torch.Tensor of shape (batch, n_gated), float
         ``eta_b[i] = sum_c ReLU(d_b,c[i])`` of the same steps, before the gates.
-    penalty : {"l1", "contribution"}, default="contribution"
+    penalty : {"l1", "contribution", "share_entropy"}, default="share_entropy"
         Which regulariser.
     mean_contribution : torch.Tensor, scalar, or None, default=None
         The mean ``eta`` that the ``"contribution"`` weights are relative to (the network
         passes the mean over all its steps, gated or not); None: the mean of
-        ``step_importance``.
+        ``step_importance``. Unused by the other penalties.
+    ungated_importance : torch.Tensor of shape (batch, n_ungated), float, or None, default=None
+        ``eta`` of the steps without a gate, which count in ``"share_entropy"``'s shares with
+        ``g = 1``; None: none. Unused by the other penalties.
 
     Returns
     -------
@@ -97,7 +106,9 @@ def gate_penalty(gates, step_importance, penalty="contribution", mean_contributi
     References
     ----------
     Arik, S. O. and Pfister, T. (2021). TabNet: Attentive Interpretable Tabular Learning.
-    AAAI 35(8), section 4 (``eta_b``).
+    AAAI 35(8), section 4 (``eta_b`` and the aggregate importance).
+    Shannon, C. E. (1948). A Mathematical Theory of Communication. Bell System Technical
+    Journal 27, section 6 (the entropy).
     """
     if penalty not in GATE_PENALTIES:
         raise ValueError(f"gate_penalty must be one of {GATE_PENALTIES}, got {penalty!r}.")
@@ -106,6 +117,13 @@ def gate_penalty(gates, step_importance, penalty="contribution", mean_contributi
     if penalty == "l1":
         return gates.sum(dim=1).mean()
     contribution = step_importance.detach()
+    if penalty == "share_entropy":
+        weights = gates * contribution
+        if ungated_importance is not None:
+            weights = torch.cat([ungated_importance.detach(), weights], dim=1)
+        shares = weights / weights.sum(dim=1, keepdim=True).clamp_min(torch.finfo(weights.dtype).tiny)
+        # eps keeps the log finite at a share of 0, where the product is 0 whatever the log.
+        return -(shares * torch.log(shares + torch.finfo(weights.dtype).eps)).sum(dim=1).mean()
     mean_contribution = contribution.mean() if mean_contribution is None else mean_contribution.detach()
     weights = contribution / mean_contribution.clamp_min(torch.finfo(contribution.dtype).tiny)
     return (gates * weights).sum(dim=1).mean()
@@ -132,7 +150,7 @@ class StepGates(nn.Module):
         The gate function of the scores.
     gate_first_step : bool, default=True
         Whether step 1 has a gate.
-    penalty : {"l1", "contribution"}, default="contribution"
+    penalty : {"l1", "contribution", "share_entropy"}, default="share_entropy"
         The regulariser of :func:`gate_penalty` that the network returns.
     generator : torch.Generator or None, default=None
         Source of the initial weights; None: torch's global generator.
@@ -162,7 +180,7 @@ class StepGates(nn.Module):
         n_steps,
         kind="sigmoid",
         gate_first_step=True,
-        penalty="contribution",
+        penalty="share_entropy",
         generator=None,
     ):
         super().__init__()

@@ -124,7 +124,7 @@ class TabNet(nn.Module):
         fully (the paper's TabNet).
     gate_first_step : bool, default=True
         Whether the first step has a gate. Unused without ``step_gates``.
-    gate_penalty : {"l1", "contribution"}, default="contribution"
+    gate_penalty : {"l1", "contribution", "share_entropy"}, default="share_entropy"
         The gate regulariser the forward pass returns; see
         :func:`~sparsetab.network.step_gates.gate_penalty`. Unused without ``step_gates``.
     generator : torch.Generator or None, default=None
@@ -173,7 +173,7 @@ class TabNet(nn.Module):
         constant_groups=None,
         step_gates=None,
         gate_first_step=True,
-        gate_penalty="contribution",
+        gate_penalty="share_entropy",
         generator=None,
     ):
         super().__init__()
@@ -401,11 +401,16 @@ class TabNet(nn.Module):
         return torch.cat([torch.ones_like(like[:, :1]) if gate is None else gate for gate in gates], dim=1)
 
     def _gate_loss(self, gates, step_importance):
-        # Only the gated steps are pulled toward off.
+        # Only the gated steps are pulled toward off; the ungated first step counts in the share entropy.
         gated = [step for step, gate in enumerate(gates) if gate is not None]
+        ungated = [step for step, gate in enumerate(gates) if gate is None]
         gate_matrix = torch.cat([gates[step] for step in gated], dim=1) if gated else step_importance[:, :0]
         return gate_penalty(
-            gate_matrix, step_importance[:, gated], self.gates.penalty, mean_contribution=step_importance.mean()
+            gate_matrix,
+            step_importance[:, gated],
+            self.gates.penalty,
+            mean_contribution=step_importance.mean(),
+            ungated_importance=step_importance[:, ungated] if ungated else None,
         )
 
     def _spread_over_columns(self, group_values):

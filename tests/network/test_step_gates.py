@@ -2,6 +2,8 @@ import math
 
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sparsetab.entmax import sparsemax
 from sparsetab.network import STEP_GATES, StepGates, gate_penalty, sparsemax_gate
@@ -64,7 +66,7 @@ def test_gate_values_are_in_the_unit_interval_and_sparsemax_reaches_zero():
     "kwargs, message",
     [
         ({"kind": "softmax"}, r"step_gates must be one of \('sigmoid', 'sparsemax'\) or None, got 'softmax'"),
-        ({"penalty": "l2"}, r"gate_penalty must be one of \('l1', 'contribution'\), got 'l2'"),
+        ({"penalty": "l2"}, r"gate_penalty must be one of \('l1', 'contribution', 'share_entropy'\), got 'l2'"),
     ],
 )
 def test_invalid_gate_settings_name_the_argument(kwargs, message):
@@ -86,18 +88,22 @@ def test_gate_penalties_hand_computed():
     assert float(gate_penalty(gates[:, :0], eta[:, :0])) == 0.0
     # Weights relative to a given mean contribution (the network's over all its steps): here 4.
     expected = torch.tensor((0.5 * 2 / 4 + 0.25 * 2 / 4) / 2)
-    torch.testing.assert_close(gate_penalty(gates, eta, mean_contribution=torch.tensor(4.0)), expected)
-    assert float(gate_penalty(gates, torch.zeros(2, 2))) == 0.0
-    with pytest.raises(ValueError, match=r"gate_penalty must be one of \('l1', 'contribution'\), got 'L1'"):
+    torch.testing.assert_close(gate_penalty(gates, eta, "contribution", mean_contribution=torch.tensor(4.0)), expected)
+    assert float(gate_penalty(gates, torch.zeros(2, 2), "contribution")) == 0.0
+    with pytest.raises(
+        ValueError, match=r"gate_penalty must be one of \('l1', 'contribution', 'share_entropy'\), got 'L1'"
+    ):
         gate_penalty(gates, eta, "L1")
 
 
 def test_the_contribution_weights_are_relative_to_the_batchs_mean_eta():
     generator = torch.Generator().manual_seed(0)
     gates, eta = torch.rand(8, 3, generator=generator), torch.rand(8, 3, generator=generator)
-    torch.testing.assert_close(gate_penalty(gates, 10 * eta), gate_penalty(gates, eta))
+    torch.testing.assert_close(gate_penalty(gates, 10 * eta, "contribution"), gate_penalty(gates, eta, "contribution"))
     # Equal contributions everywhere: every weight is 1, the L1 penalty.
-    torch.testing.assert_close(gate_penalty(gates, torch.full((8, 3), 3.0)), gate_penalty(gates, eta, "l1"))
+    torch.testing.assert_close(
+        gate_penalty(gates, torch.full((8, 3), 3.0), "contribution"), gate_penalty(gates, eta, "l1")
+    )
 
 
 def test_the_contribution_penalty_passes_no_gradient_to_the_step_outputs():
@@ -105,3 +111,42 @@ def test_the_contribution_penalty_passes_no_gradient_to_the_step_outputs():
     eta = torch.rand(5, 2, generator=torch.Generator().manual_seed(2), requires_grad=True)
     gate_penalty(gates, eta, "contribution").backward()
     assert eta.grad is None and bool((gates.grad > 0).all())
+
+
+def test_share_entropy_hand_computed():
+    gates = torch.tensor([[1.0, 1.0], [0.5, 0.0], [0.0, 0.0]], dtype=torch.float64)
+    eta = torch.tensor([[2.0, 2.0], [4.0, 3.0], [1.0, 1.0]], dtype=torch.float64)
+    # Row 0: shares (1/2, 1/2), entropy ln 2; row 1: one step carries the row, 0; row 2: every weight 0, 0.
+    expected = torch.tensor(math.log(2) / 3, dtype=torch.float64)
+    torch.testing.assert_close(gate_penalty(gates, eta, "share_entropy"), expected)
+    # An ungated first step joins each row. Row 0: weights (4, 2, 2), shares (1/2, 1/4, 1/4); row 1: weights
+    # (2, 2, 0), entropy ln 2; row 2: weights (1, 0, 0), 0.
+    ungated = torch.tensor([[4.0], [2.0], [1.0]], dtype=torch.float64)
+    row_0 = -(0.5 * math.log(0.5) + 2 * 0.25 * math.log(0.25))
+    expected = torch.tensor((row_0 + math.log(2)) / 3, dtype=torch.float64)
+    torch.testing.assert_close(gate_penalty(gates, eta, "share_entropy", ungated_importance=ungated), expected)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**31 - 1), st.floats(0.01, 100))
+def test_share_entropy_cannot_be_paid_by_rescaling(seed, scale):
+    generator = torch.Generator().manual_seed(seed)
+    gates = torch.rand(6, 3, generator=generator, dtype=torch.float64)
+    eta = torch.rand(6, 3, generator=generator, dtype=torch.float64) + 0.1
+    penalty = gate_penalty(gates, eta, "share_entropy")
+    # Gates scaled together, or every step output scaled: the shares, and so the penalty, do not move.
+    torch.testing.assert_close(gate_penalty(gates * scale, eta, "share_entropy"), penalty)
+    torch.testing.assert_close(gate_penalty(gates, eta * scale, "share_entropy"), penalty)
+    assert 0.0 <= float(penalty) <= math.log(3) + 1e-12
+
+
+def test_share_entropy_gradients_in_float64_reach_the_gates_only():
+    generator = torch.Generator().manual_seed(3)
+    gates = (0.1 + torch.rand(4, 3, generator=generator, dtype=torch.float64)).requires_grad_()
+    eta = (0.1 + torch.rand(4, 3, generator=generator, dtype=torch.float64)).requires_grad_()
+    ungated = (0.1 + torch.rand(4, 1, generator=generator, dtype=torch.float64)).requires_grad_()
+    assert torch.autograd.gradcheck(
+        lambda g: gate_penalty(g, eta, "share_entropy", ungated_importance=ungated), (gates,)
+    )
+    gate_penalty(gates, eta, "share_entropy", ungated_importance=ungated).backward()
+    assert eta.grad is None and ungated.grad is None and gates.grad is not None

@@ -336,7 +336,7 @@ def test_gated_output_is_the_head_of_the_gated_sum_of_the_step_outputs():
 
 def test_the_contribution_penalty_weighs_each_gate_by_its_steps_share_of_eta():
     ungated = _network().eval()
-    gated = _network(step_gates="sparsemax", gate_first_step=False).eval()  # gate_penalty="contribution"
+    gated = _network(step_gates="sparsemax", gate_first_step=False, gate_penalty="contribution").eval()
     _constant_gates(gated, [0.5, 1.0])
     x = _inputs()
     with torch.no_grad():
@@ -349,6 +349,21 @@ def test_the_contribution_penalty_weighs_each_gate_by_its_steps_share_of_eta():
     torch.testing.assert_close(gated.encode_steps(x).gate_loss, expected)
 
 
+def test_the_share_entropy_counts_the_ungated_first_step_in_each_rows_shares():
+    ungated = _network().eval()
+    gated = _network(step_gates="sparsemax", gate_first_step=False).eval()  # the default "share_entropy"
+    _constant_gates(gated, [0.5, 1.0])
+    x = _inputs()
+    with torch.no_grad():
+        step_decisions, _, _ = ungated.decision_steps(x)
+        eta = torch.stack([step.sum(dim=1) for step in step_decisions], dim=1)
+        *_, gate_loss = gated(x)
+    weights = eta * torch.tensor([1.0, 0.5, 1.0])
+    shares = weights / weights.sum(dim=1, keepdim=True)
+    expected = -(shares * torch.log(shares + torch.finfo(shares.dtype).eps)).sum(dim=1).mean()
+    torch.testing.assert_close(gate_loss, expected)
+
+
 def test_first_step_without_a_gate_counts_fully():
     gated = _network(step_gates="sparsemax", gate_first_step=False).eval()
     _constant_gates(gated, [0.0, 0.0])
@@ -356,7 +371,8 @@ def test_first_step_without_a_gate_counts_fully():
         encoded = gated.encode_steps(_inputs())
     torch.testing.assert_close(encoded.step_gates[:, 0], torch.ones(64))
     assert bool((encoded.step_gates[:, 1:] == 0).all())
-    assert float(encoded.gate_loss) == 0.0  # only gated steps are pulled toward off
+    # One step carries every row: a share entropy of 0, up to the eps that keeps its log finite.
+    assert abs(float(encoded.gate_loss)) <= torch.finfo(torch.float32).eps
 
 
 def test_each_gate_reads_the_attention_features_its_step_mask_is_computed_from():
