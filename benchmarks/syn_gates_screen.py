@@ -70,6 +70,16 @@ CONFIGURATIONS = {
         "gate_penalty": "contribution",
     },
     "sigmoid, share entropy": {"step_gates": "sigmoid", "gate_penalty": "share_entropy"},
+    "sparsemax, first step ungated, share entropy": {
+        "step_gates": "sparsemax",
+        "gate_first_step": False,
+        "gate_penalty": "share_entropy",
+    },
+    "sigmoid, first step ungated, share entropy": {
+        "step_gates": "sigmoid",
+        "gate_first_step": False,
+        "gate_penalty": "share_entropy",
+    },
     **{
         f"sigmoid, share entropy, lambda_gate={strength}": {
             "step_gates": "sigmoid",
