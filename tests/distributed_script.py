@@ -218,6 +218,9 @@ def main():
         check_float64_steps(rank, world_size)
         check_float64_steps(rank, world_size, step_gates="sigmoid")
         check_estimator_fit(rank, world_size)
+        # Both ranks done with every collective before the group is torn down: without it a rank that tore
+        # down first once left the other aborting at exit ("terminate called without an active exception").
+        dist.barrier()
     finally:
         dist.destroy_process_group()
 
