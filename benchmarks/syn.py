@@ -288,7 +288,7 @@ def format_tables(results, planned, datasets):
                 f"{branches} | {np.mean([run['epochs'] for run in runs]):.0f} / "
                 f"{np.mean([run['fit_seconds'] for run in runs]):.0f} |"
             )
-    lines += ["", *goal_tables(results, labels, datasets)]
+    lines += ["", *summary_table(results, labels, datasets), "", *goal_tables(results, labels, datasets)]
     gated = [name for name in labels if name.endswith("gate") and name.startswith("sparsetab")]
     if gated:
         lines += [
@@ -310,6 +310,28 @@ def format_tables(results, planned, datasets):
                 per_seed = "; ".join(", ".join(f"{a:.3f}" for a in run["alphas"]) for run in results[name][k])
                 lines.append(f"- Syn{k}: {per_seed}")
     return "\n".join(lines)
+
+
+def summary_table(results, labels, datasets):
+    """One row per data set, one column per model: test AUC / relevant share / FDR, means over seeds."""
+    lines = [
+        "Summary (README): test AUC / relevant share / FDR, means over the seeds and test sets:",
+        "",
+        "| data set | paper TabNet AUC | " + " | ".join(labels) + " |",
+        "|---" * (2 + len(labels)) + "|",
+    ]
+    for k in datasets:
+        cells = []
+        for name in labels:
+            runs = results[name].get(k)
+            if not runs:
+                cells.append("not run")
+                continue
+            auc = np.mean([np.mean(run["auc"]) for run in runs])
+            share, fdr = mean_over_seeds(runs, "share").mean(), mean_over_seeds(runs, "fdr").mean()
+            cells.append(f"{auc:.3f} / {share:.2f} / {fdr:.2f}")
+        lines.append(f"| Syn{k} | {PAPER_TABNET_AUC[k]:.3f} | " + " | ".join(cells) + " |")
+    return lines
 
 
 def goal_tables(results, labels, datasets):
