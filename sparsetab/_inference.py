@@ -294,8 +294,8 @@ class InferenceMixin:
                 decision (unnormalised, >= 0); with ``step_gates``, ``g_b[i] * eta_b[i]``, the
                 gated contribution. For an ensemble, the members' mean.
             step_gates : numpy.ndarray of shape (n_samples, n_steps), float32, or None
-                The gate ``g_b[i]`` in [0, 1] of each decision step (1 for a step without a
-                gate, the first with ``gate_first_step=False``); None without ``step_gates``.
+                The gate ``g_b[i]`` in [0, 1] of each decision step; None without
+                ``step_gates``.
                 For an ensemble, the members' mean.
             feature_names : numpy.ndarray of shape (n_features_in_,), object
                 ``feature_names_in_``, or ``x0, x1, ...`` for input without column names; with

@@ -37,12 +37,22 @@ from ._runtime import device_available
 from ._tabular import TabularEncoding, feature_names
 from ._version import __version__
 from ._warnings import warn
-from .network import TabNet, TabNetEnsemble
+from .network import STEP_GATES, TabNet, TabNetEnsemble
 
-__all__ = ["FORMAT", "FORMAT_VERSION", "read_model", "save_estimator"]
+__all__ = [
+    "FORMAT",
+    "FORMAT_VERSION",
+    "REMOVED_PARAMETERS",
+    "read_model",
+    "save_estimator",
+    "without_removed_parameters",
+]
 
 FORMAT = "sparsetab-model"
 FORMAT_VERSION = 1
+# Parameters of the step-gate variants that were screened and removed, with the value of the kept variant
+# (see without_removed_parameters).
+REMOVED_PARAMETERS = {"gate_first_step": True, "gate_penalty": "share_entropy"}
 # Fitted attributes rebuilt by the reader rather than stored as values.
 _REBUILT = ("network_", "_tabular_encoding", "_device")
 # scikit-learn's callbacks (``set_callbacks``) and the context a meta-estimator propagates: how a fit is
@@ -352,6 +362,54 @@ def _read(path):
     return metadata, tensors
 
 
+def without_removed_parameters(values, warn_on_penalty=True):
+    """Drop the parameters of the step-gate variants that were screened and removed, if this sparsetab can honour them.
+
+    Models saved while the variants existed hold ``gate_first_step`` and ``gate_penalty`` (and
+    may hold ``step_gates="sparsemax"``). Without step gates, or with the kept variant (a sigmoid
+    gate on every step), they are dropped. The gate penalty only shapes training, so a gated model
+    trained with another penalty still predicts as saved; a continued fit would use the share
+    entropy, which a UserWarning says.
+
+    Parameters
+    ----------
+    values : dict of str -> object
+        Saved parameters, a pickled ``__dict__`` or a network configuration.
+    warn_on_penalty : bool, default=True
+        Whether to warn of a removed penalty (the reader of a model file checks the network
+        configuration without it, so that the estimator's parameters warn once).
+
+    Returns
+    -------
+    dict
+        A new dict without the keys of :data:`REMOVED_PARAMETERS`.
+
+    Raises
+    ------
+    ValueError
+        If ``values`` describe step gates this sparsetab cannot rebuild: ``step_gates`` other
+        than None or ``"sigmoid"``, or ``gate_first_step=False``.
+    """
+    values = dict(values)
+    removed = {name: values.pop(name, kept) for name, kept in REMOVED_PARAMETERS.items()}
+    if values.get("step_gates") is None:
+        return values
+    if values["step_gates"] not in STEP_GATES or removed["gate_first_step"] is not True:
+        raise ValueError(
+            f"This model was saved with step_gates={values['step_gates']!r} and "
+            f"gate_first_step={removed['gate_first_step']!r}, a step-gate variant that was screened and removed "
+            "(benchmarks/results/syn.md); this sparsetab rebuilds step_gates='sigmoid' with a gate on every step. "
+            "Refit the model with this sparsetab."
+        )
+    if warn_on_penalty and removed["gate_penalty"] != REMOVED_PARAMETERS["gate_penalty"]:
+        warn(
+            f"This model was trained with gate_penalty={removed['gate_penalty']!r}, which was removed; it predicts "
+            "as saved, but a continued fit (warm_start, partial_fit) uses the share-entropy penalty.",
+            UserWarning,
+        )
+    return values
+
+
 def read_model(path):
     """Read and check a model file, and rebuild its tabular encoding and network.
 
@@ -377,13 +435,15 @@ def read_model(path):
         If ``path`` does not exist.
     ValueError
         If the file is not a sparsetab model file, is truncated or was modified after it was
-        written (integrity check), or has a newer format version than this sparsetab reads.
+        written (integrity check), has a newer format version than this sparsetab reads, or
+        holds a step-gate variant that was removed (:func:`without_removed_parameters`).
     """
     metadata, tensors = _read(path)
     params = {name: _decode(value, tensors) for name, value in metadata["params"].items()}
     attributes = {name: _decode(value, tensors) for name, value in metadata["attributes"].items()}
     # An ensemble (n_ensemble > 1) is several TabNets of one configuration; files without the parameter hold one.
     n_members = attributes.get("_architecture", {}).get("n_ensemble", 1)
+    attributes["_network_config"] = without_removed_parameters(attributes["_network_config"], warn_on_penalty=False)
     if n_members == 1:
         network = TabNet(**attributes["_network_config"])
     else:

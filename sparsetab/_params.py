@@ -26,8 +26,9 @@ import torch
 from sklearn.model_selection import train_test_split
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
+from ._model_file import without_removed_parameters
 from ._training import LEARNING_RATE_SCHEDULES, TrainingConfig
-from .network import ENTMAX_MODES, GATE_PENALTIES, NUMERICAL_EMBEDDINGS, STEP_GATES, quantile_bin_edges
+from .network import ENTMAX_MODES, NUMERICAL_EMBEDDINGS, STEP_GATES, quantile_bin_edges
 
 __all__ = [
     "AUTO_BATCH_MAX",
@@ -212,16 +213,6 @@ PARAMETERS = (
         _SUPERVISED,
         network_type=str,
         legacy=None,
-    ),
-    Parameter("gate_first_step", True, ["boolean"], "architecture", _SUPERVISED, network_type=bool, legacy=True),
-    Parameter(
-        "gate_penalty",
-        "share_entropy",
-        [StrOptions(set(GATE_PENALTIES))],
-        "architecture",
-        _SUPERVISED,
-        network_type=str,
-        legacy="contribution",
     ),
     Parameter(
         "numerical_transform",
@@ -624,8 +615,16 @@ def with_legacy_parameters(values, names):
     Returns
     -------
     dict
-        A new dict: ``values``, plus :data:`LEGACY_VALUES` for each of ``names`` it lacks.
+        A new dict: ``values`` without the parameters of removed variants (see
+        :func:`~sparsetab._model_file.without_removed_parameters`), plus :data:`LEGACY_VALUES` for each of ``names`` it
+        lacks.
+
+    Raises
+    ------
+    ValueError
+        From :func:`~sparsetab._model_file.without_removed_parameters`.
     """
+    values = without_removed_parameters(values)
     missing = {name: LEGACY_VALUES[name] for name in names if name not in values and name in LEGACY_VALUES}
     return {**missing, **values}
 

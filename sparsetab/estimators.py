@@ -78,7 +78,7 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
     lambda_sparse : float, default=1e-3
         Weight of the sparsity regulariser (mean entropy of the masks) in the loss.
     lambda_gate : float, default=0.01
-        Weight of the step-gate regulariser (see ``gate_penalty``) in the loss, which closes
+        Weight of the step-gate regulariser (see ``step_gates``) in the loss, which closes
         the gates of the steps a row does not need. Used only with ``step_gates``; changing it between
         :meth:`partial_fit` calls takes effect at the next step.
     virtual_batch_size : int or "auto", default="auto"
@@ -138,38 +138,26 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
     entmax_alpha : float, default=1.5
         Alpha in [1, 2] for ``entmax_mode="constant"`` (1 is softmax, 2 sparsemax), initial
         alpha in (1, 2) for ``"adaptive"``; ignored otherwise.
-    step_gates : {"sigmoid", "sparsemax"} or None, default=None
+    step_gates : {"sigmoid"} or None, default=None
         A per-row gate ``g_b[i]`` in [0, 1] on each decision step, so that a step can abstain:
         the step adds ``g_b[i] * ReLU(d_i)`` to the decision output and weighs
         ``g_b[i] * eta_b[i]`` in the aggregate importance (Arik and Pfister, 2021, section 4,
-        times the gate), and ``lambda_gate`` pulls the gates toward off. The gate is a linear
-        score of the attention features from which the step's mask is computed (``a[i-1]``:
-        the gate decides before the step looks) through the logistic sigmoid, or through
-        sparsemax over the pair (score, "off" score 0), i.e. ``clip((score + 1) / 2, 0, 1)``,
-        which can be exactly 0 (Martins and Astudillo, 2016, "From softmax to sparsemax",
-        section 2). :meth:`explain` returns the gates as ``step_gates``. None: no gates, the
-        paper's TabNet. A pretrained encoder (which has no gates) can be fine-tuned with gates;
-        they start mostly open (0.9). Changing it between warm-started fits or
+        times the gate). The gate is the logistic sigmoid of a linear score of the attention
+        features from which the step's mask is computed (``a[i-1]``: the gate decides before
+        the step looks). ``lambda_gate`` weighs its regulariser, the mean over rows of the
+        entropy of the row's step shares ``g_b[i] * eta_b[i] / sum_j g_b[j] * eta_b[j]`` (no
+        gradient through ``eta``), which is lowest when one step carries the row: it closes the
+        gates of the steps a row does not need, and a gate and its step's output cannot trade
+        scale to pay it. :meth:`explain` returns the gates as ``step_gates``. None: no gates,
+        the paper's TabNet. On Syn1-Syn6 (benchmarks/results/syn.md, entmax15, 3 seeds) the
+        gate raised the relevant share of the importance from 0.53 / 0.89 / 0.83 / 0.70 /
+        0.66 / 0.85 to 0.72 / 0.89 / 0.87 / 0.76 / 0.66 / 0.86, within 0.006 ROC AUC. The
+        variants screened and not kept (a sparsemax gate, an ungated first step, gates of the
+        step's own attention features, L1 and contribution-weighted penalties) are in
+        benchmarks/results/syn.md. A pretrained encoder (which has no gates) can be fine-tuned
+        with gates; they start mostly open (0.9). Changing it between warm-started fits or
         :meth:`partial_fit` calls is an error. Models saved before this parameter existed load
         with None.
-    gate_first_step : bool, default=True
-        Whether the first decision step has a gate; False keeps it fully on (``g_b[1] = 1``),
-        so every row's decision has at least one step. Unused without ``step_gates``.
-    gate_penalty : {"share_entropy", "contribution", "l1"}, default="share_entropy"
-        The regulariser that ``lambda_gate`` weighs. ``"share_entropy"``: the mean over rows of
-        the entropy of the row's step shares ``g_b[i] * eta_b[i] / sum_j g_b[j] * eta_b[j]``
-        (no gradient through ``eta``), lowest when one step carries the row: it closes the
-        gates of the steps a row does not need, and a gate and its step's output cannot trade
-        scale to pay it. ``"l1"``: the mean over rows of the sum of the row's gates, an equal
-        pull toward off on every gate; ``"contribution"``: the same with each gate weighted by
-        its step's ungated ``eta_b[i]`` over the batch's mean ``eta``. On the Syn1, Syn2 and
-        Syn4 screen (entmax15, 4 seeds; README, "Step gates") the sigmoid gate with
-        ``"share_entropy"`` raised the relevant share from 0.56 / 0.90 / 0.69 (ungated) to
-        0.71 / 0.93 / 0.68 at no cost in ROC AUC, where ``"contribution"`` gave 0.66 / 0.93 /
-        0.67 and lost 0.013 AUC on Syn4. With :func:`sparsetab.distributed.fit`, each process
-        takes the mean ``eta`` of its own rows, so a distributed fit with ``"contribution"`` is
-        close to, not equal to, the one-process fit (with the other two, per-row means, it is
-        equal). Unused without ``step_gates``.
     numerical_transform : {"standard", "quantile"}, default="standard"
         What numeric columns become before the network. Either way each column is first
         clipped to the [min, max] it had at fit (missing values ignored), so that no row,
@@ -438,8 +426,6 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
         entmax_mode=DEFAULTS["entmax_mode"],
         entmax_alpha=DEFAULTS["entmax_alpha"],
         step_gates=DEFAULTS["step_gates"],
-        gate_first_step=DEFAULTS["gate_first_step"],
-        gate_penalty=DEFAULTS["gate_penalty"],
         numerical_transform=DEFAULTS["numerical_transform"],
         categorical_features=DEFAULTS["categorical_features"],
         cat_emb_dim=DEFAULTS["cat_emb_dim"],
@@ -719,7 +705,7 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
     lambda_sparse : float, default=1e-3
         Weight of the sparsity regulariser (mean entropy of the masks) in the loss.
     lambda_gate : float, default=0.01
-        Weight of the step-gate regulariser (see ``gate_penalty``) in the loss, which closes
+        Weight of the step-gate regulariser (see ``step_gates``) in the loss, which closes
         the gates of the steps a row does not need. Used only with ``step_gates``; changing it between
         :meth:`partial_fit` calls takes effect at the next step.
     virtual_batch_size : int or "auto", default="auto"
@@ -779,38 +765,26 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
     entmax_alpha : float, default=1.5
         Alpha in [1, 2] for ``entmax_mode="constant"`` (1 is softmax, 2 sparsemax), initial
         alpha in (1, 2) for ``"adaptive"``; ignored otherwise.
-    step_gates : {"sigmoid", "sparsemax"} or None, default=None
+    step_gates : {"sigmoid"} or None, default=None
         A per-row gate ``g_b[i]`` in [0, 1] on each decision step, so that a step can abstain:
         the step adds ``g_b[i] * ReLU(d_i)`` to the decision output and weighs
         ``g_b[i] * eta_b[i]`` in the aggregate importance (Arik and Pfister, 2021, section 4,
-        times the gate), and ``lambda_gate`` pulls the gates toward off. The gate is a linear
-        score of the attention features from which the step's mask is computed (``a[i-1]``:
-        the gate decides before the step looks) through the logistic sigmoid, or through
-        sparsemax over the pair (score, "off" score 0), i.e. ``clip((score + 1) / 2, 0, 1)``,
-        which can be exactly 0 (Martins and Astudillo, 2016, "From softmax to sparsemax",
-        section 2). :meth:`explain` returns the gates as ``step_gates``. None: no gates, the
-        paper's TabNet. A pretrained encoder (which has no gates) can be fine-tuned with gates;
-        they start mostly open (0.9). Changing it between warm-started fits or
+        times the gate). The gate is the logistic sigmoid of a linear score of the attention
+        features from which the step's mask is computed (``a[i-1]``: the gate decides before
+        the step looks). ``lambda_gate`` weighs its regulariser, the mean over rows of the
+        entropy of the row's step shares ``g_b[i] * eta_b[i] / sum_j g_b[j] * eta_b[j]`` (no
+        gradient through ``eta``), which is lowest when one step carries the row: it closes the
+        gates of the steps a row does not need, and a gate and its step's output cannot trade
+        scale to pay it. :meth:`explain` returns the gates as ``step_gates``. None: no gates,
+        the paper's TabNet. On Syn1-Syn6 (benchmarks/results/syn.md, entmax15, 3 seeds) the
+        gate raised the relevant share of the importance from 0.53 / 0.89 / 0.83 / 0.70 /
+        0.66 / 0.85 to 0.72 / 0.89 / 0.87 / 0.76 / 0.66 / 0.86, within 0.006 ROC AUC. The
+        variants screened and not kept (a sparsemax gate, an ungated first step, gates of the
+        step's own attention features, L1 and contribution-weighted penalties) are in
+        benchmarks/results/syn.md. A pretrained encoder (which has no gates) can be fine-tuned
+        with gates; they start mostly open (0.9). Changing it between warm-started fits or
         :meth:`partial_fit` calls is an error. Models saved before this parameter existed load
         with None.
-    gate_first_step : bool, default=True
-        Whether the first decision step has a gate; False keeps it fully on (``g_b[1] = 1``),
-        so every row's decision has at least one step. Unused without ``step_gates``.
-    gate_penalty : {"share_entropy", "contribution", "l1"}, default="share_entropy"
-        The regulariser that ``lambda_gate`` weighs. ``"share_entropy"``: the mean over rows of
-        the entropy of the row's step shares ``g_b[i] * eta_b[i] / sum_j g_b[j] * eta_b[j]``
-        (no gradient through ``eta``), lowest when one step carries the row: it closes the
-        gates of the steps a row does not need, and a gate and its step's output cannot trade
-        scale to pay it. ``"l1"``: the mean over rows of the sum of the row's gates, an equal
-        pull toward off on every gate; ``"contribution"``: the same with each gate weighted by
-        its step's ungated ``eta_b[i]`` over the batch's mean ``eta``. On the Syn1, Syn2 and
-        Syn4 screen (entmax15, 4 seeds; README, "Step gates") the sigmoid gate with
-        ``"share_entropy"`` raised the relevant share from 0.56 / 0.90 / 0.69 (ungated) to
-        0.71 / 0.93 / 0.68 at no cost in ROC AUC, where ``"contribution"`` gave 0.66 / 0.93 /
-        0.67 and lost 0.013 AUC on Syn4. With :func:`sparsetab.distributed.fit`, each process
-        takes the mean ``eta`` of its own rows, so a distributed fit with ``"contribution"`` is
-        close to, not equal to, the one-process fit (with the other two, per-row means, it is
-        equal). Unused without ``step_gates``.
     numerical_transform : {"standard", "quantile"}, default="standard"
         What numeric columns become before the network. Either way each column is first
         clipped to the [min, max] it had at fit (missing values ignored), so that no row,
@@ -1065,8 +1039,6 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
         entmax_mode=DEFAULTS["entmax_mode"],
         entmax_alpha=DEFAULTS["entmax_alpha"],
         step_gates=DEFAULTS["step_gates"],
-        gate_first_step=DEFAULTS["gate_first_step"],
-        gate_penalty=DEFAULTS["gate_penalty"],
         numerical_transform=DEFAULTS["numerical_transform"],
         categorical_features=DEFAULTS["categorical_features"],
         cat_emb_dim=DEFAULTS["cat_emb_dim"],

@@ -70,7 +70,6 @@ def check_float64_steps(rank, world_size, step_gates=None):
             n_steps=2,
             virtual_batch_size=VIRTUAL_BATCH_SIZE,
             step_gates=step_gates,
-            gate_penalty="share_entropy",  # a mean over rows, as the sparsity loss: the same on shards as the union
             generator=torch.Generator().manual_seed(0),
         )
         return network.double()

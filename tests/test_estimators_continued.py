@@ -51,8 +51,6 @@ CHANGED = {
     "entmax_alpha": 1.3,
     "lambda_gate": 0.5,
     "step_gates": "sigmoid",
-    "gate_first_step": False,
-    "gate_penalty": "l1",
     "numerical_transform": "quantile",
     "categorical_features": ["colour"],
     "cat_emb_dim": 2,

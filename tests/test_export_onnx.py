@@ -185,7 +185,7 @@ def test_onnx_export_without_the_extra_names_it(categorical_model, package, monk
 def test_onnx_model_with_step_gates_has_a_step_gates_output(fast_params, tmp_path):
     X = _frame(120, seed=0)
     params = dict(fast_params, max_epochs=2, n_steps=2, n_ensemble=2, numerical_embedding=None)
-    model = SparseTabNetClassifier(entmax_mode="sparsemax", step_gates="sigmoid", gate_first_step=False, **params)
+    model = SparseTabNetClassifier(entmax_mode="sparsemax", step_gates="sigmoid", **params)
     model.fit(X, _targets(X, "binary"))
     session = ort.InferenceSession(model.export(tmp_path / "gated.onnx", format="onnx"))
     outputs = {value.name: (value.type, value.shape) for value in session.get_outputs()}

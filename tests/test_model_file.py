@@ -7,6 +7,7 @@ import json
 import os
 import pickle
 import re
+import warnings
 
 import joblib
 import numpy as np
@@ -100,12 +101,12 @@ def test_round_trip_of_a_model_with_step_gates(n_ensemble, tmp_path, fast_params
     rng = np.random.default_rng(0)
     X = rng.normal(size=(120, 4))
     model = SparseTabNetClassifier(
-        max_epochs=2, step_gates="sparsemax", gate_first_step=False, n_ensemble=n_ensemble,
+        max_epochs=2, step_gates="sigmoid", n_ensemble=n_ensemble,
         lambda_gate=0.5, **fast_params,
     ).fit(X, X[:, 0] > 0)  # fmt: skip
     loaded = load_model(model.save_model(tmp_path / "gated.sparsetab"))
     assert loaded.get_params() == model.get_params()
-    assert loaded._network_config["step_gates"] == "sparsemax" and loaded._network_config["gate_first_step"] is False
+    assert loaded._network_config["step_gates"] == "sigmoid"
     np.testing.assert_array_equal(loaded.predict_proba(X), model.predict_proba(X))
     explanation, expected = loaded.explain(X), model.explain(X)
     np.testing.assert_array_equal(explanation.step_gates, expected.step_gates)
@@ -326,3 +327,85 @@ def test_a_category_type_a_model_file_cannot_store_is_a_value_error_naming_the_c
         model.save_model(tmp_path / "model.sparsetab")
     assert not (tmp_path / "model.sparsetab").exists()
     np.testing.assert_array_equal(pickle.loads(pickle.dumps(model)).predict(X), model.predict(X))  # pickle works
+
+
+def _gated_model(fast_params):
+    X = np.random.default_rng(1).normal(size=(100, 3))
+    model = SparseTabNetClassifier(max_epochs=1, step_gates="sigmoid", **fast_params).fit(X, X[:, 0] > 0)
+    return model, X
+
+
+def _save_as_while_the_variants_existed(model, path, monkeypatch, **removed):
+    # sparsetab wrote the variants' parameters both among the estimator's parameters and in the network
+    # configuration; a step_gates among them replaces the fitted one in both.
+    get_params = type(model).get_params
+    with monkeypatch.context() as patch:
+        patch.setattr(type(model), "get_params", lambda self, deep=True: {**get_params(self, deep), **removed})
+        model._network_config = {**model._network_config, **removed}
+        return model.save_model(path)
+
+
+def test_a_file_with_the_kept_gate_variants_parameters_loads_silently(fast_params, tmp_path, monkeypatch):
+    model, X = _gated_model(fast_params)
+    expected = model.get_params()
+    path = _save_as_while_the_variants_existed(
+        model, tmp_path / "m.sparsetab", monkeypatch, gate_first_step=True, gate_penalty="share_entropy"
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        loaded = load_model(path)
+    assert loaded.get_params() == expected
+    assert "gate_penalty" not in loaded._network_config and "gate_first_step" not in loaded._network_config
+    np.testing.assert_array_equal(loaded.predict_proba(X), model.predict_proba(X))
+
+
+def test_a_file_trained_with_a_removed_gate_penalty_predicts_as_saved_and_warns_once(
+    fast_params, tmp_path, monkeypatch
+):
+    model, X = _gated_model(fast_params)
+    path = _save_as_while_the_variants_existed(
+        model, tmp_path / "m.sparsetab", monkeypatch, gate_first_step=True, gate_penalty="contribution"
+    )
+    with pytest.warns(UserWarning, match=r"gate_penalty='contribution', which was removed.*share-entropy") as record:
+        loaded = load_model(path)
+    assert len([w for w in record if "gate_penalty" in str(w.message)]) == 1
+    np.testing.assert_array_equal(loaded.predict_proba(X), model.predict_proba(X))
+
+
+@pytest.mark.parametrize(
+    "removed, message",
+    [
+        ({"gate_first_step": False}, r"step_gates='sigmoid' and gate_first_step=False, a step-gate variant"),
+        ({"step_gates": "sparsemax"}, r"step_gates='sparsemax' and gate_first_step=True, a step-gate variant"),
+    ],
+)
+def test_a_file_of_a_removed_gate_variant_is_refused_with_the_reason(
+    fast_params, tmp_path, monkeypatch, removed, message
+):
+    model, _ = _gated_model(fast_params)
+    path = _save_as_while_the_variants_existed(model, tmp_path / "m.sparsetab", monkeypatch, **removed)
+    with pytest.raises(ValueError, match=message + r".*Refit the model"):
+        load_model(path)
+
+
+def test_an_ungated_file_with_the_removed_parameters_loads_whatever_their_values(fast_params, tmp_path, monkeypatch):
+    X = np.random.default_rng(2).normal(size=(80, 3))
+    model = SparseTabNetClassifier(max_epochs=1, **fast_params).fit(X, X[:, 1] > 0)
+    path = _save_as_while_the_variants_existed(
+        model, tmp_path / "m.sparsetab", monkeypatch, gate_first_step=False, gate_penalty="l1"
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        loaded = load_model(path)
+    np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+
+
+def test_a_pickle_with_the_removed_parameters_unpickles_without_them(fast_params):
+    model, X = _gated_model(fast_params)
+    model.gate_first_step, model.gate_penalty = True, "share_entropy"
+    restored = pickle.loads(pickle.dumps(model))
+    assert not hasattr(restored, "gate_first_step") and not hasattr(restored, "gate_penalty")
+    np.testing.assert_array_equal(restored.predict(X), model.predict(X))
+    model.gate_first_step = False
+    with pytest.raises(ValueError, match="gate_first_step=False, a step-gate variant"):
+        pickle.loads(pickle.dumps(model))

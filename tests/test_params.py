@@ -54,7 +54,7 @@ def test_each_estimator_signature_is_the_table(kind):
 def test_name_groups():
     assert NETWORK_PARAMETERS == (
         "n_d", "n_a", "n_steps", "gamma", "n_independent", "n_shared", "n_ensemble", "virtual_batch_size",
-        "momentum", "entmax_mode", "entmax_alpha", "step_gates", "gate_first_step", "gate_penalty",
+        "momentum", "entmax_mode", "entmax_alpha", "step_gates",
         "numerical_transform", "categorical_features", "cat_emb_dim", "grouped_features",
         "numerical_embedding", "n_bins", "embedding_dim", "frequency_scale",
     )  # fmt: skip
@@ -66,8 +66,6 @@ def test_name_groups():
         "momentum",
         "n_ensemble",
         "step_gates",
-        "gate_first_step",
-        "gate_penalty",
     }
     assert {"step_gates", "lambda_gate"}.isdisjoint(parameter_constraints("pretrainer"))
     assert "n_shared_decoder" not in NETWORK_PARAMETERS  # pretrainer only
@@ -161,8 +159,6 @@ def test_legacy_values_are_those_of_the_first_release():
         "n_ensemble": 1,
         "lambda_gate": 0.01,
         "step_gates": None,
-        "gate_first_step": True,
-        "gate_penalty": "contribution",
     }
     saved = {"n_d": 4, "weight_decay": 0.5}
     completed = with_legacy_parameters(saved, ["n_d", "weight_decay", "warmup_epochs", "learning_rate_schedule"])

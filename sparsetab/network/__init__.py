@@ -15,12 +15,11 @@ from .embeddings import InputEmbedding
 from .ensemble import TabNetEnsemble, ensemble_members
 from .numerical import NUMERICAL_EMBEDDINGS, PeriodicEmbedding, PiecewiseLinearEncoding, quantile_bin_edges
 from .pretraining import PretrainingNetwork, reconstruction_loss
-from .step_gates import GATE_PENALTIES, STEP_GATES, StepGates, gate_penalty, sparsemax_gate
+from .step_gates import STEP_GATES, StepGates, gate_penalty
 from .tabnet import EncodedSteps, TabNet
 
 __all__ = [
     "ENTMAX_MODES",
-    "GATE_PENALTIES",
     "STEP_GATES",
     "EncodedSteps",
     "NUMERICAL_EMBEDDINGS",
@@ -39,5 +38,4 @@ __all__ = [
     "ensemble_members",
     "gate_penalty",
     "reconstruction_loss",
-    "sparsemax_gate",
 ]

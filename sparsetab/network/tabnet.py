@@ -9,7 +9,7 @@ from .attentive import AttentiveTransformer
 from .blocks import FeatureTransformer, GhostBatchNorm
 from .embeddings import InputEmbedding
 from .seeded import seeded_linear
-from .step_gates import StepGates, gate_penalty
+from .step_gates import STEP_GATES, StepGates, gate_penalty
 
 __all__ = ["EncodedSteps", "TabNet"]
 
@@ -118,15 +118,11 @@ class TabNet(nn.Module):
         0 before the input batch norm, and every step's mask gives them 0 (see
         :class:`~sparsetab.network.attentive.AttentiveTransformer`), so their values have no
         effect and their importance is 0. Not all the groups.
-    step_gates : {"sigmoid", "sparsemax"} or None, default=None
+    step_gates : {"sigmoid"} or None, default=None
         The gate function of each step's per-row gate (see
-        :class:`~sparsetab.network.step_gates.StepGates`); None: no gates, every step counts
-        fully (the paper's TabNet).
-    gate_first_step : bool, default=True
-        Whether the first step has a gate. Unused without ``step_gates``.
-    gate_penalty : {"l1", "contribution", "share_entropy"}, default="share_entropy"
-        The gate regulariser the forward pass returns; see
-        :func:`~sparsetab.network.step_gates.gate_penalty`. Unused without ``step_gates``.
+        :class:`~sparsetab.network.step_gates.StepGates`), whose regulariser
+        (:func:`~sparsetab.network.step_gates.gate_penalty`) the forward pass returns; None: no
+        gates, every step counts fully (the paper's TabNet).
     generator : torch.Generator or None, default=None
         Source of the initial weights (:mod:`sparsetab.network.seeded`), so that a seeded fit
         does not depend on what other threads draw; None: torch's global generator.
@@ -134,8 +130,8 @@ class TabNet(nn.Module):
     Raises
     ------
     ValueError
-        If ``constant_groups`` holds every group, or ``step_gates`` or ``gate_penalty``
-        is not one of the accepted values (or from the submodules' checks).
+        If ``constant_groups`` holds every group, or ``step_gates`` is not one of the accepted
+        values (or from the submodules' checks).
 
     References
     ----------
@@ -172,11 +168,11 @@ class TabNet(nn.Module):
         piecewise_linear_with_value=False,
         constant_groups=None,
         step_gates=None,
-        gate_first_step=True,
-        gate_penalty="share_entropy",
         generator=None,
     ):
         super().__init__()
+        if step_gates is not None and step_gates not in STEP_GATES:
+            raise ValueError(f"step_gates must be one of {STEP_GATES} or None, got {step_gates!r}.")
         self.n_d = n_d
         self.n_steps = n_steps
         self.gamma = gamma
@@ -227,7 +223,7 @@ class TabNet(nn.Module):
         # Built after every other module, so that the other initial weights are those of the ungated network.
         self.gates = None
         if step_gates is not None:
-            self.gates = StepGates(n_a, n_steps, step_gates, gate_first_step, gate_penalty, generator=generator)
+            self.gates = StepGates(n_a, n_steps, generator=generator)
         # The embedded columns of the constant groups are zeroed before the input batch norm, so that their
         # values reach no step (the initial transformer sees every column). At fit they only held a constant.
         constant_columns = None
@@ -310,14 +306,14 @@ class TabNet(nn.Module):
             decision = torch.stack(step_decisions).sum(dim=0)
             return EncodedSteps(decision, masks, step_importance, None, sparsity_loss, None)
         decision = torch.stack(self._gate(step_decisions, gates)).sum(dim=0)
-        step_gates = self._gate_matrix(gates, step_importance)
+        step_gates = torch.cat(gates, dim=1)
         return EncodedSteps(
             decision,
             masks,
             step_importance * step_gates,
             step_gates,
             sparsity_loss,
-            self._gate_loss(gates, step_importance),
+            gate_penalty(step_gates, step_importance),
         )
 
     def decision_steps(self, x, obfuscation=None):
@@ -381,8 +377,7 @@ class TabNet(nn.Module):
             step_decisions.append(torch.relu(out[:, : self.n_d]))
             previous_attention, attention = attention, out[:, self.n_d :]
             if gates is not None:
-                gated = self.gates.is_gated(step)
-                gates.append(self.gates(step, previous_attention) if gated else None)
+                gates.append(self.gates(step, previous_attention))
             masks.append(mask)
         masks = torch.stack(masks)
         # Mean over steps and rows of each row's entropy: one pass over all the masks at once. A product with
@@ -393,25 +388,7 @@ class TabNet(nn.Module):
 
     @staticmethod
     def _gate(step_decisions, gates):
-        return [step if gate is None else gate * step for step, gate in zip(step_decisions, gates)]
-
-    @staticmethod
-    def _gate_matrix(gates, like):
-        # (batch, n_steps): a step without a gate counts fully.
-        return torch.cat([torch.ones_like(like[:, :1]) if gate is None else gate for gate in gates], dim=1)
-
-    def _gate_loss(self, gates, step_importance):
-        # Only the gated steps are pulled toward off; the ungated first step counts in the share entropy.
-        gated = [step for step, gate in enumerate(gates) if gate is not None]
-        ungated = [step for step, gate in enumerate(gates) if gate is None]
-        gate_matrix = torch.cat([gates[step] for step in gated], dim=1) if gated else step_importance[:, :0]
-        return gate_penalty(
-            gate_matrix,
-            step_importance[:, gated],
-            self.gates.penalty,
-            mean_contribution=step_importance.mean(),
-            ungated_importance=step_importance[:, ungated] if ungated else None,
-        )
+        return [gate * step for step, gate in zip(step_decisions, gates)]
 
     def _spread_over_columns(self, group_values):
         # (batch, n_groups) -> (batch, embedded width): each group's value on each of its embedded columns.
@@ -453,4 +430,4 @@ class TabNet(nn.Module):
             return self.head(torch.stack(step_decisions).sum(dim=0)), masks, sparsity_loss
         output = self.head(torch.stack(self._gate(step_decisions, gates)).sum(dim=0))
         step_importance = torch.stack([step.sum(dim=1) for step in step_decisions], dim=1)
-        return output, masks, sparsity_loss, self._gate_loss(gates, step_importance)
+        return output, masks, sparsity_loss, gate_penalty(torch.cat(gates, dim=1), step_importance)

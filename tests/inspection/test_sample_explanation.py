@@ -155,7 +155,7 @@ def test_several_outputs_are_listed_without_probability(tiny):
 
 def test_a_gated_models_legend_gives_each_steps_gate_and_gated_eta(data, tiny):
     X, y = data
-    model = SparseTabNetClassifier(step_gates="sparsemax", **tiny).fit(X, y)
+    model = SparseTabNetClassifier(step_gates="sigmoid", **tiny).fit(X, y)
     display = SampleExplanationDisplay.from_estimator(model, X, 3)
     explanation = model.explain(X.iloc[[3]])
     gates, etas = explanation.step_gates[0], explanation.step_importance[0]
