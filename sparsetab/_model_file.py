@@ -376,8 +376,9 @@ def without_removed_parameters(values, warn_on_penalty=True):
     values : dict of str -> object
         Saved parameters, a pickled ``__dict__`` or a network configuration.
     warn_on_penalty : bool, default=True
-        Whether to warn of a removed penalty (the reader of a model file checks the network
-        configuration without it, so that the estimator's parameters warn once).
+        Whether to warn of a removed penalty (the copies of the parameters inside a saved model,
+        its network configuration and architecture, are cleaned without it, so that the
+        estimator's parameters warn once).
 
     Returns
     -------
@@ -443,7 +444,10 @@ def read_model(path):
     attributes = {name: _decode(value, tensors) for name, value in metadata["attributes"].items()}
     # An ensemble (n_ensemble > 1) is several TabNets of one configuration; files without the parameter hold one.
     n_members = attributes.get("_architecture", {}).get("n_ensemble", 1)
-    attributes["_network_config"] = without_removed_parameters(attributes["_network_config"], warn_on_penalty=False)
+    # The estimator's parameters warn of a removed gate penalty once (load_model); these copies are only cleaned.
+    for name in ("_network_config", "_architecture"):
+        if name in attributes:
+            attributes[name] = without_removed_parameters(attributes[name], warn_on_penalty=False)
     if n_members == 1:
         network = TabNet(**attributes["_network_config"])
     else:

@@ -637,4 +637,9 @@ class LegacyParametersMixin:
     """
 
     def __setstate__(self, state):
-        super().__setstate__(with_legacy_parameters(state, type(self)._parameter_constraints))
+        state = with_legacy_parameters(state, type(self)._parameter_constraints)
+        # The copies of the parameters the fit keeps: cleaned of removed ones too (the parameters warned already).
+        for name in ("_network_config", "_architecture"):
+            if isinstance(state.get(name), dict):
+                state[name] = without_removed_parameters(state[name], warn_on_penalty=False)
+        super().__setstate__(state)

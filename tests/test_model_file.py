@@ -336,12 +336,13 @@ def _gated_model(fast_params):
 
 
 def _save_as_while_the_variants_existed(model, path, monkeypatch, **removed):
-    # sparsetab wrote the variants' parameters both among the estimator's parameters and in the network
-    # configuration; a step_gates among them replaces the fitted one in both.
+    # sparsetab wrote the variants' parameters among the estimator's parameters, in the network configuration
+    # and in the architecture a continued fit compares against; a step_gates among them replaces the fitted one in both.
     get_params = type(model).get_params
     with monkeypatch.context() as patch:
         patch.setattr(type(model), "get_params", lambda self, deep=True: {**get_params(self, deep), **removed})
         model._network_config = {**model._network_config, **removed}
+        model._architecture = {**model._architecture, **removed}
         return model.save_model(path)
 
 
@@ -355,7 +356,8 @@ def test_a_file_with_the_kept_gate_variants_parameters_loads_silently(fast_param
         warnings.simplefilter("error")
         loaded = load_model(path)
     assert loaded.get_params() == expected
-    assert "gate_penalty" not in loaded._network_config and "gate_first_step" not in loaded._network_config
+    for copy in (loaded._network_config, loaded._architecture):
+        assert "gate_penalty" not in copy and "gate_first_step" not in copy
     np.testing.assert_array_equal(loaded.predict_proba(X), model.predict_proba(X))
 
 
@@ -370,6 +372,11 @@ def test_a_file_trained_with_a_removed_gate_penalty_predicts_as_saved_and_warns_
         loaded = load_model(path)
     assert len([w for w in record if "gate_penalty" in str(w.message)]) == 1
     np.testing.assert_array_equal(loaded.predict_proba(X), model.predict_proba(X))
+    # A continued fit does not warn again: the architecture it compares against no longer names the penalty.
+    with warnings.catch_warnings(record=True) as continued:
+        warnings.simplefilter("always")
+        loaded.set_params(warm_start=True, max_epochs=1).fit(X, X[:, 0] > 0)
+    assert not [w for w in continued if "gate_penalty" in str(w.message)]
 
 
 @pytest.mark.parametrize(
@@ -403,8 +410,10 @@ def test_an_ungated_file_with_the_removed_parameters_loads_whatever_their_values
 def test_a_pickle_with_the_removed_parameters_unpickles_without_them(fast_params):
     model, X = _gated_model(fast_params)
     model.gate_first_step, model.gate_penalty = True, "share_entropy"
+    model._architecture = {**model._architecture, "gate_first_step": True, "gate_penalty": "share_entropy"}
     restored = pickle.loads(pickle.dumps(model))
     assert not hasattr(restored, "gate_first_step") and not hasattr(restored, "gate_penalty")
+    assert "gate_penalty" not in restored._architecture
     np.testing.assert_array_equal(restored.predict(X), model.predict(X))
     model.gate_first_step = False
     with pytest.raises(ValueError, match="gate_first_step=False, a step-gate variant"):
