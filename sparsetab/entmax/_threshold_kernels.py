@@ -669,11 +669,14 @@ def entmax15_sortfree(X, dim, k, keep_root=False):
     m, inactive, fixed_tau, largest_max = _row_max(X, dim, blocked)
     Y = torch.empty_like(X, dtype=m.dtype)
     threshold, step, unsolved = _entmax15_sortfree_threshold(X, m, largest_max, dim, inactive, fixed_tau, Y, blocked)
-    root = threshold.measure_half(X, Y, step).clamp_(min=0)
+    # sqrt(p) lies in [0, 1]; rounding can put a lone support's root a few ulps above 1 (a 1-column row
+    # at -1/3: p = 1 + 2.4e-7 in float32), which the upper clip removes. Where it bites, p is exactly 1 and
+    # the Jacobian 0, so the backward is unchanged.
+    root = threshold.measure_half(X, Y, step).clamp_(min=0, max=1)
     if unsolved is not None:
         Z = (X - m) / 2
         tau, _ = entmax_threshold_and_support(Z, dim=dim, k=k)
-        root = torch.where(unsolved, Z.sub_(tau).clamp_(min=0), root)
+        root = torch.where(unsolved, Z.sub_(tau).clamp_(min=0, max=1), root)
     if keep_root:
         # A fresh buffer for p, so that the root survives for the backward.
         return root.square().to(X.dtype), root
