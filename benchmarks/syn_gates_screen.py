@@ -52,6 +52,7 @@ from sklearn.metrics import roc_auc_score
 
 import sparsetab
 from sparsetab import SparseTabNetClassifier
+from sparsetab._model_file import REMOVED_PARAMETERS
 from sparsetab.datasets import make_syn
 
 # The first gated configurations use the L1 penalty (the first one measured); the last two the contribution
@@ -96,14 +97,13 @@ CONFIGURATIONS = {
 # The parameters of the variants not kept were removed from sparsetab (gate_input after the first screen,
 # gate_first_step, gate_penalty and step_gates="sparsemax" after syn.py's run): their rows are read from the cache
 # and cannot be re-measured (their code is at commit 9959ba6). The kept ones are fitted without the removed
-# names, whose values there are those sparsetab now always uses.
-KEPT_VALUES = {"gate_first_step": True, "gate_penalty": "share_entropy"}
+# names, whose values there are those sparsetab now always uses (REMOVED_PARAMETERS).
 REMOVED = {
     name
     for name, parameters in CONFIGURATIONS.items()
     if "gate_input" in parameters
     or parameters.get("step_gates") not in (None, "sigmoid")
-    or any(parameters.get(key, value) != value for key, value in KEPT_VALUES.items())
+    or any(parameters.get(key, value) != value for key, value in REMOVED_PARAMETERS.items())
 }
 
 
@@ -124,7 +124,7 @@ def run(k, name, seed, args):
         random_state=k + 100 * seed,
         n_jobs=1,
         **architecture(k),
-        **{key: value for key, value in CONFIGURATIONS[name].items() if key not in KEPT_VALUES},
+        **{key: value for key, value in CONFIGURATIONS[name].items() if key not in REMOVED_PARAMETERS},
     )
     start = time.perf_counter()
     with warnings.catch_warnings():

@@ -46,6 +46,7 @@ __all__ = [
     "read_model",
     "save_estimator",
     "without_removed_parameters",
+    "without_removed_parameters_in_copies",
 ]
 
 FORMAT = "sparsetab-model"
@@ -411,6 +412,36 @@ def without_removed_parameters(values, warn_on_penalty=True):
     return values
 
 
+def without_removed_parameters_in_copies(attributes):
+    """Drop the removed step-gate parameters from the copies of the parameters that a fitted model keeps.
+
+    A fit keeps its network configuration (``_network_config``) and the architecture a
+    continued fit compares against (``_architecture``). Both are cleaned by
+    :func:`without_removed_parameters` without its warning, which the estimator's own
+    parameters give once.
+
+    Parameters
+    ----------
+    attributes : dict of str -> object
+        A model file's fitted attributes, or a pickled estimator's ``__dict__``.
+
+    Returns
+    -------
+    dict
+        A new dict: ``attributes`` with those copies cleaned (the ones it holds as dicts).
+
+    Raises
+    ------
+    ValueError
+        From :func:`without_removed_parameters`.
+    """
+    attributes = dict(attributes)
+    for name in ("_network_config", "_architecture"):
+        if isinstance(attributes.get(name), dict):
+            attributes[name] = without_removed_parameters(attributes[name], warn_on_penalty=False)
+    return attributes
+
+
 def read_model(path):
     """Read and check a model file, and rebuild its tabular encoding and network.
 
@@ -444,10 +475,7 @@ def read_model(path):
     attributes = {name: _decode(value, tensors) for name, value in metadata["attributes"].items()}
     # An ensemble (n_ensemble > 1) is several TabNets of one configuration; files without the parameter hold one.
     n_members = attributes.get("_architecture", {}).get("n_ensemble", 1)
-    # The estimator's parameters warn of a removed gate penalty once (load_model); these copies are only cleaned.
-    for name in ("_network_config", "_architecture"):
-        if name in attributes:
-            attributes[name] = without_removed_parameters(attributes[name], warn_on_penalty=False)
+    attributes = without_removed_parameters_in_copies(attributes)
     if n_members == 1:
         network = TabNet(**attributes["_network_config"])
     else:

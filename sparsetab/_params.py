@@ -26,7 +26,7 @@ import torch
 from sklearn.model_selection import train_test_split
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
-from ._model_file import without_removed_parameters
+from ._model_file import without_removed_parameters, without_removed_parameters_in_copies
 from ._training import LEARNING_RATE_SCHEDULES, TrainingConfig
 from .network import ENTMAX_MODES, NUMERICAL_EMBEDDINGS, STEP_GATES, quantile_bin_edges
 
@@ -638,8 +638,4 @@ class LegacyParametersMixin:
 
     def __setstate__(self, state):
         state = with_legacy_parameters(state, type(self)._parameter_constraints)
-        # The copies of the parameters the fit keeps: cleaned of removed ones too (the parameters warned already).
-        for name in ("_network_config", "_architecture"):
-            if isinstance(state.get(name), dict):
-                state[name] = without_removed_parameters(state[name], warn_on_penalty=False)
-        super().__setstate__(state)
+        super().__setstate__(without_removed_parameters_in_copies(state))

@@ -103,7 +103,8 @@ class StepGates(nn.Module):
     def __setstate__(self, state):
         # Networks pickled while the screened variants existed carry their choice; only the kept one loads.
         kind, first_gated = state.pop("kind", "sigmoid"), state.pop("first_gated", 0)
-        state.pop("penalty", None), state.pop("gate_first_step", None)
+        for name in ("penalty", "gate_first_step"):
+            state.pop(name, None)
         if kind != "sigmoid" or first_gated != 0:
             raise ValueError(
                 f"This network was saved with step gates {kind!r} and gate_first_step={first_gated == 0}, a "
