@@ -24,6 +24,7 @@ from ._params import (
     fit_bin_edges,
     network_config,
     resolve_batch_sizes,
+    resolve_best_epoch_selection,
     resolve_early_stopping,
     same_value,
     split_validation,
@@ -311,6 +312,14 @@ class BaseSparseTabNet(
         early_stopping = not incremental and resolve_early_stopping(
             self.early_stopping, n_training_rows, has_validation
         )
+        # Mid-sized tables under "auto": held-out rows choose the best epoch, but no epoch is skipped. Not
+        # for a streamed or distributed fit (a trainer given), which never holds out part of its source.
+        select_best_epoch = (
+            not incremental
+            and trainer is None
+            and resolve_best_epoch_selection(self.early_stopping, n_training_rows, has_validation)
+        )
+        early_stopping = early_stopping or select_best_epoch
         frame_val = None
         if early_stopping and not has_validation:
             train_index, val_index = split_validation(
@@ -360,6 +369,7 @@ class BaseSparseTabNet(
             early_stopping=early_stopping,
             incremental=incremental,
             epoch_offset=0 if first_pass else self.n_iter_,
+            stop_on_patience=not select_best_epoch,
         )
 
         # An integer random_state changed since the last call reseeds the shuffling of a continued fit;

@@ -98,7 +98,7 @@ def export_network(network, tabular_encoding, names, output, estimator_name, pat
     names : numpy.ndarray of shape (n_features,)
         The column names, recorded in the metadata.
     output : dict
-        The serving output of the target kind: ``transform`` ("softmax", "sigmoid" or "affine"),
+        The serving output of the target kind: ``transform`` ("softmax", "sigmoid", "affine" or "exp"),
         ``description`` and, where they apply, ``target_mean``, ``target_scale`` and
         ``softmax_blocks``.
     estimator_name : str

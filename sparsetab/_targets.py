@@ -13,13 +13,16 @@ kinds existed.
   sum of the columns' binary cross-entropies (as :class:`~sklearn.neural_network.MLPClassifier`).
 - :class:`MulticlassMultioutput`: 2-D labels (``"multiclass-multioutput"``), one softmax block per
   column of ``y`` over the concatenated head, the sum of the blocks' cross-entropies.
-- :class:`ContinuousTargets`: regression targets, standardised for the loss (mean squared error)
-  and mapped back at predict.
+- :class:`ContinuousTargets`: regression targets with one of the losses of
+  :mod:`sparsetab._regression_losses`: standardised for the squared error (and the absolute
+  error, the Huber loss and the pinball loss), divided by their training mean for the Poisson and
+  gamma deviances, whose network outputs the log of the mean; mapped back at predict.
 
 Each kind also combines the outputs of an ensemble's members (``combine_members``) into one output
 that its ``predict`` and ``predict_proba`` read as they read one network's: the log of the mean
 probability for a softmax (per block for multiclass-multioutput), the logit of the mean probability
-for a sigmoid, the mean for regression. The probabilities of an ensemble are so the mean of its
+for a sigmoid, the mean for regression (for the log link, the log of the members' mean
+prediction). The probabilities of an ensemble are so the mean of its
 members' probabilities (soft voting, as ``VotingClassifier(voting="soft")``), and its labels are
 those of the highest mean probability.
 """
@@ -31,6 +34,8 @@ from sklearn.metrics import accuracy_score
 from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets, type_of_target, unique_labels
 from sklearn.utils.validation import _check_sample_weight, check_array, check_consistent_length, column_or_1d
+
+from ._regression_losses import RegressionLoss
 
 __all__ = [
     "ClassLabels",
@@ -554,7 +559,15 @@ def classification_kind(estimator):
 
 
 class ContinuousTargets:
-    """Regression targets: standardised with the training mean and deviation for the squared error.
+    """Regression targets and their loss: scaled with training statistics for the network, mapped back at predict.
+
+    With the identity link (``"squared_error"``, ``"absolute_error"``, ``"huber"``,
+    ``"quantile"``) the network learns the standardised target ``(y - target_mean) /
+    target_scale`` (the training mean and standard deviation); each of these losses is
+    equivariant under a positive affine map of ``y``, so the prediction is the output mapped back,
+    ``output * target_scale + target_mean``. With the log link (``"poisson"``, ``"gamma"``) the
+    network learns ``y / target_scale`` (the training mean, so that the head starts near the log of
+    the mean, 0) and outputs the log of its mean: the prediction is ``exp(output) * target_scale``.
 
     Parameters
     ----------
@@ -563,20 +576,27 @@ class ContinuousTargets:
     y_ndim : int
         1 when ``y`` was 1-D at fit (predictions are then 1-D), else 2.
     target_mean, target_scale : numpy.ndarray of shape (n_outputs,) or None
-        The standardisation, learned by :meth:`fit_scale` on the training rows.
+        The scaling, learned by :meth:`fit_scale` on the training rows.
+    regression_loss : RegressionLoss or None, default=None
+        The loss (:class:`~sparsetab._regression_losses.RegressionLoss`); None: the squared error.
     """
 
     target_type = "continuous"
 
-    def __init__(self, n_outputs, y_ndim, target_mean=None, target_scale=None):
+    def __init__(self, n_outputs, y_ndim, target_mean=None, target_scale=None, regression_loss=None):
         self.n_outputs = n_outputs
         self.y_ndim = y_ndim
         self.target_mean = target_mean
         self.target_scale = target_scale
+        self.regression_loss = RegressionLoss() if regression_loss is None else regression_loss
 
     def attributes(self):
         """The estimator's fitted attributes that hold this kind's state."""
-        attributes = {"n_outputs_": self.n_outputs, "_y_ndim": self.y_ndim}
+        attributes = {
+            "n_outputs_": self.n_outputs,
+            "_y_ndim": self.y_ndim,
+            "_loss_parameters": self.regression_loss.parameters(),
+        }
         if self.target_mean is not None:
             attributes.update(target_mean_=self.target_mean, target_scale_=self.target_scale)
         return attributes
@@ -598,29 +618,85 @@ class ContinuousTargets:
             )
         return y
 
+    def check_domain(self, y, name, *, fit=False):
+        """Refuse targets outside the loss's domain: ``y >= 0`` for poisson, ``y > 0`` for gamma.
+
+        Parameters
+        ----------
+        y : numpy.ndarray of shape (n_samples,) or (n_samples, n_outputs), float64
+            Finite targets.
+        name : str
+            The argument's name in messages (``"y"``, ``"y_val"``).
+        fit : bool, default=False
+            Whether ``y`` holds the training rows of a ``fit`` (or of the first ``partial_fit``):
+            poisson then also needs a positive sum in each output column (the log link has no
+            zero mean to start from). Validation rows and the later ``partial_fit`` calls of a
+            stream only need values in the domain.
+
+        Raises
+        ------
+        ValueError
+            Naming the loss, the offending values and what the loss accepts.
+        """
+        loss = self.regression_loss.name
+        if loss == "poisson":
+            negative = y < 0
+            if negative.any():
+                raise ValueError(
+                    f"loss='poisson' needs {name} >= 0 (counts or rates), but {name} has {count_by_column(negative)} "
+                    f"negative value(s), the smallest {float(y[negative].min())!r}. Use another loss (e.g. "
+                    "'squared_error') for targets that can be negative."
+                )
+            sums = y.reshape(len(y), -1).sum(axis=0)
+            if fit and (sums <= 0).any():
+                where = "" if y.ndim == 1 else f" in column(s) {np.flatnonzero(sums <= 0).tolist()}"
+                raise ValueError(
+                    f"loss='poisson' needs {name} >= 0 with sum({name}) > 0, but {name} is 0 on every row{where}: "
+                    "the log of a zero mean does not exist. Give rows with positive targets."
+                )
+        elif loss == "gamma":
+            not_positive = y <= 0
+            if not_positive.any():
+                raise ValueError(
+                    f"loss='gamma' needs {name} > 0 (positive amounts), but {name} has {count_by_column(not_positive)} "
+                    f"value(s) <= 0, the smallest {float(y[not_positive].min())!r}. Use loss='poisson' for targets "
+                    "that can be 0, or another loss for targets that can be negative."
+                )
+
     def encode(self, y, name):
-        """Check ``y`` and return it as (n_samples, n_outputs) float64 in its own units."""
+        """Check ``y`` (finite, in the loss's domain); return it as (n_samples, n_outputs) float64 in its own units."""
         y = self.check(y, name)
         if (1 if y.ndim == 1 else y.shape[1]) != self.n_outputs:
             raise ValueError(
                 f"{name} has {y.shape[1] if y.ndim == 2 else 1} output(s); the model was fitted on {self.n_outputs}."
             )
+        self.check_domain(y, name)
         return y.reshape(len(y), -1)
 
     def fit_scale(self, targets):
-        """Learn the standardisation on the training targets (a constant target gets scale 1)."""
+        """Learn the scaling on the training targets.
+
+        The identity link standardises (a constant target gets scale 1); the log link divides
+        by the mean (a zero mean, possible only for training rows left by the validation split,
+        gets scale 1), and ``target_mean`` is the mean too.
+        """
         self.target_mean = targets.mean(axis=0)
+        if self.regression_loss.log_link:
+            self.target_scale = np.where(self.target_mean > 0, self.target_mean, 1.0)
+            return
         scale = targets.std(axis=0)
         self.target_scale = np.where(scale > 0, scale, 1.0)
 
     def check_continued(self, y, incremental):
-        """Check that a continued fit's ``y`` has the fitted number of outputs."""
+        """Check that a continued fit's ``y`` has the fitted number of outputs (and, for ``fit``, the loss's domain)."""
         n_outputs = 1 if np.ndim(y) < 2 else np.shape(y)[1]
         if n_outputs != self.n_outputs:
             raise ValueError(
                 f"y has {n_outputs} output(s) but the fitted model has n_outputs_={self.n_outputs}; "
                 "partial_fit and warm_start need targets of the same shape."
             )
+        if not incremental:  # a warm-started fit checks its rows as a first fit does; partial_fit's encode does
+            self.check_domain(self.check(y, "y"), "y", fit=True)
 
     @staticmethod
     def class_weights(y, class_weight):
@@ -634,23 +710,44 @@ class ContinuousTargets:
         return targets.ravel() if self.y_ndim == 1 else targets
 
     def tensor(self, targets, device):
-        standardised = (targets - self.target_mean) / self.target_scale
-        return torch.as_tensor(standardised, dtype=torch.float32, device=device)
+        if self.regression_loss.log_link:
+            scaled = targets / self.target_scale
+        else:
+            scaled = (targets - self.target_mean) / self.target_scale
+        return torch.as_tensor(scaled, dtype=torch.float32, device=device)
 
-    @staticmethod
-    def loss(output, target):
-        return ((output - target) ** 2).mean(dim=1)
+    def loss(self, output, target):
+        return self.regression_loss(output, target)
 
-    @staticmethod
-    def combine_members(outputs):
-        """One output of an ensemble's members: their mean (float64); predictions are affine in it."""
-        return outputs.astype(np.float64).mean(axis=0)
+    def combine_members(self, outputs):
+        """One output of an ensemble's members (float64) whose prediction is the mean of theirs.
+
+        The identity link: the mean of the outputs (predictions are affine in it). The log link:
+        the log of the mean of ``exp(output)``.
+        """
+        outputs = outputs.astype(np.float64)
+        if self.regression_loss.log_link:
+            return torch.logsumexp(torch.from_numpy(outputs), dim=0).numpy() - np.log(outputs.shape[0])
+        return outputs.mean(axis=0)
 
     def predict(self, output):
-        prediction = output.astype(np.float64) * self.target_scale + self.target_mean
+        if self.regression_loss.log_link:
+            prediction = np.exp(output.astype(np.float64)) * self.target_scale
+        else:
+            prediction = output.astype(np.float64) * self.target_scale + self.target_mean
         return prediction.ravel() if self.y_ndim == 1 else prediction
 
     def serving_output(self):
+        if self.regression_loss.log_link:
+            return {
+                "transform": "exp",
+                "target_scale": self.target_scale,
+                "description": (
+                    f"float64 (batch, {self.n_outputs}): predicted means in the targets' original units "
+                    f"(loss={self.regression_loss.name!r}: exp of the network's output, the log link, times the "
+                    "training mean)"
+                ),
+            }
         return {
             "transform": "affine",
             "target_mean": self.target_mean,
@@ -659,7 +756,7 @@ class ContinuousTargets:
         }
 
 
-def fit_continuous_kind(y, name="y"):
+def fit_continuous_kind(y, name="y", regression_loss=None):
     """The regression kind of ``y`` (its number of outputs; the scale is learned later by ``fit_scale``).
 
     Parameters
@@ -668,6 +765,8 @@ def fit_continuous_kind(y, name="y"):
         Targets.
     name : str, default="y"
         The argument's name in messages.
+    regression_loss : RegressionLoss or None, default=None
+        The loss; None: the squared error.
 
     Returns
     -------
@@ -676,10 +775,13 @@ def fit_continuous_kind(y, name="y"):
     Raises
     ------
     ValueError
-        For targets that are not finite or of more than two dimensions.
+        For targets that are not finite, of more than two dimensions, or outside the loss's
+        domain (see :meth:`ContinuousTargets.check_domain`).
     """
     y = ContinuousTargets.check(y, name)
-    return ContinuousTargets(1 if y.ndim == 1 else y.shape[1], y.ndim)
+    kind = ContinuousTargets(1 if y.ndim == 1 else y.shape[1], y.ndim, regression_loss=regression_loss)
+    kind.check_domain(y, name, fit=True)
+    return kind
 
 
 def continuous_kind(estimator):
@@ -693,5 +795,10 @@ def continuous_kind(estimator):
     Returns
     -------
     ContinuousTargets
+        With the loss the model was fitted with (its ``_loss_parameters``; a model fitted before
+        the losses existed has none and learned the squared error), whatever ``loss`` is now.
     """
-    return ContinuousTargets(estimator.n_outputs_, estimator._y_ndim, estimator.target_mean_, estimator.target_scale_)
+    loss = RegressionLoss(**getattr(estimator, "_loss_parameters", {"loss": "squared_error"}))
+    return ContinuousTargets(
+        estimator.n_outputs_, estimator._y_ndim, estimator.target_mean_, estimator.target_scale_, loss
+    )

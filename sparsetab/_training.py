@@ -64,6 +64,10 @@ class TrainingConfig:
     """Length of the learning-rate schedule in epochs (the estimator's ``max_epochs``; None: ``max_epochs``)."""
     schedule_offset: int = 0
     """Epochs of the schedule already run (``partial_fit`` continues it; a new ``fit`` restarts it)."""
+    stop_on_patience: bool = True
+    """Under early stopping, whether training stops after ``patience`` epochs without improvement. False
+    (best-epoch selection, ``early_stopping="auto"`` on mid-sized tables): every epoch runs and the best
+    validation epoch's weights are kept."""
 
 
 @dataclass
@@ -257,6 +261,39 @@ def patience_epochs(n_iter_no_change, steps_per_epoch):
         set of a few batches is not stopped before it has learned.
     """
     return max(int(n_iter_no_change), math.ceil(MIN_PATIENCE_STEPS / steps_per_epoch))
+
+
+def _warn_at_max_epochs(history, config, early_stopping, patience):
+    """The warning of a fit that ran all ``max_epochs`` without stopping on its own criterion.
+
+    More epochs are advised (a ConvergenceWarning, as scikit-learn's MLP) only when no held-out
+    score says they would not help: the monitored score was still improving and, whenever
+    validation scores were recorded, the validation score peaked within the last ``patience``
+    epochs. When it peaked earlier (held-out error rising while the training loss still falls:
+    the model overfits its training rows), there is no advice to train longer: under best-epoch
+    selection (early stopping that does not stop) the best epoch's weights were kept and nothing
+    is said; with ``early_stopping=False`` and ``X_val``, a UserWarning says the last epoch's
+    weights were kept and points to early stopping.
+    """
+    scores = history.validation_scores
+    if scores:
+        finite = [score if math.isfinite(score) else -math.inf for score in scores]
+        peak = max(range(len(finite)), key=finite.__getitem__)  # the first epoch of the best score
+        if len(scores) - 1 - peak >= patience:
+            if not early_stopping:
+                warn(
+                    f"max_epochs={config.max_epochs} reached with the training loss still improving, but the "
+                    f"validation score peaked at epoch {config.epoch_offset + peak + 1} and has not improved for "
+                    f"{len(scores) - 1 - peak} epochs (the model overfits its training rows); the last epoch's "
+                    "weights were kept. Set early_stopping=True to keep the best epoch's weights.",
+                    UserWarning,
+                )
+            return
+    monitored = "validation score" if early_stopping else "training loss"
+    warn(
+        f"max_epochs={config.max_epochs} reached and the {monitored} was still improving. Consider raising max_epochs.",
+        ConvergenceWarning,
+    )
 
 
 def _batches(n_rows, batch_size, generator, device):
@@ -636,7 +673,8 @@ def train_network(
                 if observer.epoch_end(record):
                     history.converged, history.stop_reason = True, "callback"
                     break
-                if not config.incremental and epochs_without_improvement >= patience:
+                stops = config.stop_on_patience or not early_stopping
+                if not config.incremental and stops and epochs_without_improvement >= patience:
                     history.converged, history.stop_reason = True, "no_improvement"
                     break
         except KeyboardInterrupt:
@@ -665,11 +703,6 @@ def train_network(
             optimizer.state_dict() if flat is None else flat.from_flat_state(optimizer.state_dict())
         )
         if not (history.converged or history.diverged or history.interrupted or config.incremental):
-            monitored = "validation score" if early_stopping else "training loss"
-            warn(
-                f"max_epochs={config.max_epochs} reached and the {monitored} was still improving. "
-                "Consider raising max_epochs.",
-                ConvergenceWarning,
-            )
+            _warn_at_max_epochs(history, config, early_stopping, patience)
         observer.training_end(history, patience)
         return history

@@ -10,7 +10,8 @@
    A seeded uniform random sample of ``encoding_sample_rows`` rows (a reservoir sample: the
    rows of the smallest random keys) is kept for what needs the rows themselves: the quantile
    map of ``numerical_transform="quantile"``, the bin edges of the piecewise linear encoding,
-   the regression target's standardisation and the rows ``feature_importances_`` averages over.
+   the regression target's scaling (its standardisation, or its mean for the log link of
+   ``loss="poisson"`` and ``"gamma"``) and the rows ``feature_importances_`` averages over.
 2. **Training** runs the estimator's fit loop on batches read from the source
    (:class:`StreamedBatches`): every epoch reads the parts of the source (Parquet row groups,
    dataset fragments, dask partitions) in a new random order, permutes the rows in windows of

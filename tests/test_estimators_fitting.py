@@ -156,6 +156,37 @@ def test_warm_start_with_validation_pads_earlier_epochs_with_nan(fast_params):
 
 
 # ----- stopping -------------------------------------------------------------------------------
+def test_auto_selects_the_best_epoch_on_held_out_rows_of_a_mid_sized_table(fast_params):
+    # 1,200 rows: early_stopping="auto" holds out validation_fraction (120 rows), runs every epoch and
+    # keeps the weights of the best validation epoch; the same rows with early_stopping=False train
+    # on all 1,200 rows and keep the last epoch.
+    X, y = _data(n_rows=1200)
+    params = dict(fast_params, max_epochs=4, n_iter_no_change=1, batch_size=256)
+    selected = _quiet_fit(SparseTabNetClassifier(**params), X, y)
+    assert selected.n_iter_ == 4 and len(selected.validation_scores_) == 4  # no epoch skipped
+    assert selected.best_validation_score_ == max(selected.validation_scores_)
+    assert selected.best_iteration_ == int(np.argmax(selected.validation_scores_))
+    assert selected.batch_size_ == 256
+    plain = _quiet_fit(SparseTabNetClassifier(early_stopping=False, **params), X, y)
+    assert plain.validation_scores_ is None and plain.best_iteration_ is None
+    tiny = _quiet_fit(SparseTabNetClassifier(**params), X[:999], y[:999])
+    assert tiny.validation_scores_ is None  # under 1,000 rows every row trains
+
+
+def test_best_epoch_selection_keeps_the_best_epochs_weights(fast_params):
+    # The scorer records the predictions after every epoch; the fitted model predicts as the best epoch did.
+    X, y = _data(n_rows=1200)
+    predictions, scores = [], iter([0.2, 0.9, 0.1, 0.3])
+
+    def scorer(estimator, X_val, y_val):
+        predictions.append(estimator.predict_proba(X))
+        return next(scores)
+
+    model = _quiet_fit(SparseTabNetClassifier(max_epochs=4, scoring=scorer, **fast_params), X, y)
+    assert model.n_iter_ == 4 and model.best_iteration_ == 1
+    np.testing.assert_allclose(model.predict_proba(X), predictions[1], rtol=0, atol=1e-6)
+
+
 def test_training_loss_plateau_stops_without_early_stopping(fast_params):
     X, y = _data()
     # tol larger than any possible improvement: no epoch after the first improves. 96 rows in batches of 2 give

@@ -211,6 +211,33 @@ def test_plot_regression_writes_its_figure(tmp_path, monkeypatch):
     assert labels == set(X.columns)
 
 
+def test_plot_quantile_regression_measures_and_draws_the_interval(tmp_path, monkeypatch):
+    example = _load_example("plot_quantile_regression")
+    X, y = load_california_housing(return_X_y=True)
+    X, y = X.iloc[:300], y.iloc[:300]
+    estimator = SparseTabNetRegressor(
+        n_d=4, n_a=4, n_steps=1, batch_size=64, virtual_batch_size=32, max_epochs=2, random_state=0
+    )
+    low_model, high_model = example.fit_interval(estimator, X, y)
+    assert (low_model.loss, high_model.loss) == ("quantile", "quantile")
+    assert (low_model.quantile, high_model.quantile) == (0.1, 0.9)
+    assert estimator.loss == "squared_error" and not hasattr(estimator, "n_iter_")  # cloned, not fitted
+    result = example.interval_coverage(low_model, high_model, X, y)
+    low, high = low_model.predict(X), high_model.predict(X)
+    assert result["coverage"] == pytest.approx(np.mean((low <= y) & (y <= high)))
+    assert result["coverage"] + result["below"] + result["above"] == pytest.approx(1.0, abs=result["crossed"] + 1e-12)
+    figures = []
+    monkeypatch.setattr(example.plt, "close", figures.append)
+    paths = example.plot_figures(low_model, high_model, X, y, tmp_path, max_points=40)
+    assert paths["quantile_interval"].stat().st_size > 1000
+    (figure,) = figures
+    interval_ax, group_ax = figure.axes
+    title = f"0.1-0.9 quantile interval of 40 rows; coverage {result['coverage']:.3f} on all 300"
+    assert interval_ax.get_title() == title
+    heights = [bar.get_height() for bar in group_ax.patches]
+    assert len(heights) == 5 and np.mean(heights) == pytest.approx(result["coverage"])  # five groups of 60 rows
+
+
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 def test_search_on_a_cluster_halves_over_epochs(monkeypatch):
     example = _load_example("search_on_a_cluster")

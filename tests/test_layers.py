@@ -32,6 +32,7 @@ RANKS = {
     "sparsetab._table_sources": 1,
     "sparsetab._onnx": 1,
     "sparsetab._flat_parameters": 1,
+    "sparsetab._regression_losses": 1,
     "sparsetab.datasets": 1,
     "sparsetab._training": 2,
     "sparsetab._model_file": 2,

@@ -8,6 +8,7 @@ import pytest
 from sparsetab import SparseTabNetClassifier, SparseTabNetPretrainer, SparseTabNetRegressor
 from sparsetab._params import (
     AUTO_EARLY_STOPPING_MIN_ROWS,
+    AUTO_SELECTION_MIN_ROWS,
     DEFAULTS,
     LEGACY_VALUES,
     NETWORK_PARAMETERS,
@@ -16,6 +17,7 @@ from sparsetab._params import (
     network_config,
     parameter_constraints,
     resolve_batch_sizes,
+    resolve_best_epoch_selection,
     resolve_early_stopping,
     same_value,
     split_validation,
@@ -159,6 +161,9 @@ def test_legacy_values_are_those_of_the_first_release():
         "n_ensemble": 1,
         "lambda_gate": 0.01,
         "step_gates": None,
+        "loss": "squared_error",
+        "quantile": 0.5,
+        "huber_delta": 1.0,
     }
     saved = {"n_d": 4, "weight_decay": 0.5}
     completed = with_legacy_parameters(saved, ["n_d", "weight_decay", "warmup_epochs", "learning_rate_schedule"])
@@ -179,6 +184,24 @@ def test_legacy_values_are_those_of_the_first_release():
 )
 def test_early_stopping_rule(early_stopping, n_samples, has_validation, expected):
     assert resolve_early_stopping(early_stopping, n_samples, has_validation) is expected
+
+
+@pytest.mark.parametrize(
+    "early_stopping, n_samples, has_validation, expected",
+    [
+        ("auto", AUTO_SELECTION_MIN_ROWS - 1, False, False),  # tiny: every row trains
+        ("auto", AUTO_SELECTION_MIN_ROWS, False, True),
+        ("auto", AUTO_EARLY_STOPPING_MIN_ROWS, False, True),
+        ("auto", AUTO_EARLY_STOPPING_MIN_ROWS + 1, False, False),  # early stopping proper takes over
+        ("auto", 5000, True, False),  # the user's X_val: early stopping proper
+        (True, 5000, False, False),
+        (False, 5000, False, False),
+    ],
+)
+def test_best_epoch_selection_rule(early_stopping, n_samples, has_validation, expected):
+    assert resolve_best_epoch_selection(early_stopping, n_samples, has_validation) is expected
+    # The two rules never hold together: a fit either stops early, selects its best epoch, or neither.
+    assert not (expected and resolve_early_stopping(early_stopping, n_samples, has_validation))
 
 
 def test_split_validation_sizes_stratification_and_errors():

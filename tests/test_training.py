@@ -148,6 +148,32 @@ def test_convergence_warning_when_max_epochs_reached(make_training_config):
         _train(network, X, y, make_training_config(max_epochs=2))
 
 
+@pytest.mark.parametrize(
+    "scores, warning, message",
+    [
+        # Held-out score peaked at epoch 2 and fell for 11 epochs (>= the patience of 10): overfitting, so
+        # no advice to train longer.
+        ([0.1, 0.5, 0.3, 0.2, 0.1, 0.0, -0.1, -0.2, -0.3, -0.4, -0.5, -0.6, -0.7], UserWarning, "peaked at epoch 2"),
+        # Peaked 9 epochs before the end (< the patience): the scores may still be improving.
+        ([0.1, 0.2, 0.3, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1, 0.0], ConvergenceWarning, "Consider raising"),
+        # Held-out score still rising: more epochs may help.
+        ([0.1 * epoch for epoch in range(13)], ConvergenceWarning, "Consider raising max_epochs"),
+    ],
+)
+def test_the_max_epochs_warning_reads_the_validation_scores(make_training_config, scores, warning, message):
+    # 40 rows in batches of 2: 20 steps an epoch, so the patience is max(3, ceil(200 / 20)) = 10 epochs.
+    # The training loss is monitored (early_stopping=False); a tol of 0 and 13 epochs leave it improving.
+    network, X, y = _problem(40, virtual_batch_size=2)
+    values = iter(scores)
+    config = make_training_config(max_epochs=13, batch_size=2, early_stopping=False, n_iter_no_change=3, tol=0.0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        history = _train(network, X, y, config, score_function=lambda: next(values))
+    assert not history.converged and history.validation_scores == scores
+    raised = [item for item in caught if issubclass(item.category, (UserWarning, ConvergenceWarning))]
+    assert len(raised) == 1 and raised[0].category is warning and message in str(raised[0].message)
+
+
 def test_early_stopping_restores_the_best_epoch(make_training_config):
     # 40 rows in batches of 2: 20 steps an epoch, so the patience is max(3, ceil(200 / 20)) = 10 epochs.
     network, X, y = _problem(40, virtual_batch_size=2)

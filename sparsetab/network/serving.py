@@ -20,7 +20,7 @@ from .quantile import NormalQuantileMap
 
 __all__ = ["ServingTabNet", "OUTPUT_TRANSFORMS"]
 
-OUTPUT_TRANSFORMS = ("softmax", "sigmoid", "affine")
+OUTPUT_TRANSFORMS = ("softmax", "sigmoid", "affine", "exp")
 
 
 class ServingTabNet(nn.Module):
@@ -44,12 +44,14 @@ class ServingTabNet(nn.Module):
     center, scale : array-like of shape (n_numeric,), float64
         Standardisation of the numeric columns: the network sees ``(numeric - center) / scale``
         (unused where ``quantiles`` is given).
-    output_transform : {"softmax", "sigmoid", "affine"}
+    output_transform : {"softmax", "sigmoid", "affine", "exp"}
         ``"softmax"``: class probabilities from the logits (per block, see ``softmax_blocks``);
         ``"sigmoid"``: one independent probability per output (multilabel classification);
-        ``"affine"``: regression values ``output * target_scale + target_mean``.
+        ``"affine"``: regression values ``output * target_scale + target_mean``;
+        ``"exp"``: regression means of a log link (``loss="poisson"`` or ``"gamma"``),
+        ``exp(output) * target_scale``.
     target_mean, target_scale : array-like of shape (output_dim,), float64, default=None
-        Required for ``"affine"``.
+        Required for ``"affine"``; ``target_scale`` alone for ``"exp"``.
     softmax_blocks : list of int, default=None
         For ``"softmax"``: widths of consecutive blocks of the outputs, each normalised by its
         own softmax (one block per output column of a multiclass-multioutput classifier).
@@ -73,7 +75,7 @@ class ServingTabNet(nn.Module):
     ------
     ValueError
         If ``output_transform`` is unknown, the column positions do not cover the network's
-        input columns exactly once, ``"affine"`` is asked without the target statistics,
+        input columns exactly once, ``"affine"`` (or ``"exp"``) is asked without the target statistics,
         ``softmax_blocks`` are not positive widths summing to the network's output size,
         only one of ``lower`` and ``upper`` (or of ``quantiles`` and ``references``) is given,
         or the quantiles are not valid for :class:`~sparsetab.network.quantile.NormalQuantileMap`.
@@ -114,6 +116,8 @@ class ServingTabNet(nn.Module):
             raise ValueError("quantiles and references (the fitted quantile map) must be given together.")
         if output_transform == "affine" and (target_mean is None or target_scale is None):
             raise ValueError("output_transform='affine' needs target_mean and target_scale.")
+        if output_transform == "exp" and target_scale is None:
+            raise ValueError("output_transform='exp' needs target_scale.")
         output_dim = first_member.head.out_features
         if softmax_blocks is None:
             softmax_blocks = [output_dim]
@@ -149,6 +153,8 @@ class ServingTabNet(nn.Module):
         if output_transform == "affine":
             self.register_buffer("target_mean", torch.as_tensor(target_mean, **float64).reshape(-1))
             self.register_buffer("target_scale", torch.as_tensor(target_scale, **float64).reshape(-1))
+        elif output_transform == "exp":
+            self.register_buffer("target_scale", torch.as_tensor(target_scale, **float64).reshape(-1))
 
     def forward(self, numeric, codes):
         """Predict and explain a batch.
@@ -165,8 +171,8 @@ class ServingTabNet(nn.Module):
         -------
         prediction : torch.Tensor of shape (batch, output_dim), float64
             Class probabilities (``"softmax"``, each block summing to 1), label probabilities
-            (``"sigmoid"``) or regression values (``"affine"``); for an ensemble, the members'
-            mean.
+            (``"sigmoid"``) or regression values (``"affine"``, ``"exp"``); for an ensemble, the
+            members' mean.
         step_masks : torch.Tensor of shape (batch, n_steps, n_columns), float32
             The feature mask of each decision step per input column (as ``explain``; for an
             ensemble, the members' mean).
@@ -202,6 +208,8 @@ class ServingTabNet(nn.Module):
             prediction = torch.cat([torch.softmax(block, dim=1) for block in blocks], dim=1)
         elif self.output_transform == "sigmoid":
             prediction = torch.sigmoid(output)
+        elif self.output_transform == "exp":
+            prediction = torch.exp(output) * self.target_scale
         else:
             prediction = output * self.target_scale + self.target_mean
         step_masks = (masks @ network.embedding.explanation_matrix).permute(1, 0, 2)

@@ -151,6 +151,21 @@ def test_affine_gives_regression_values_in_target_units_in_float64():
     torch.testing.assert_close(single(numeric, codes)[0], logits * 2.0 + 3.0, rtol=0, atol=1e-5)
 
 
+def test_exp_gives_the_means_of_a_log_link_in_target_units_in_float64():
+    # loss="poisson" or "gamma": the network outputs the log of the mean of y / target_scale.
+    network = _network(output_dim=2)
+    serving = _serving(network, "exp", target_scale=[4.0, 0.5])
+    assert serving.target_scale.dtype == torch.float64 and not hasattr(serving, "target_mean")
+    numeric, codes = _raw(20)
+    prediction, _ = serving(numeric, codes)
+    logits, _ = _network_outputs(network, numeric, codes)
+    expected = torch.exp(logits.to(torch.float64)) * torch.tensor([4.0, 0.5], dtype=torch.float64)
+    torch.testing.assert_close(prediction, expected, rtol=1e-6, atol=0)
+    assert (prediction > 0).all()
+    with pytest.raises(ValueError, match="output_transform='exp' needs target_scale"):
+        _serving(network, "exp")
+
+
 def test_softmax_blocks_normalise_each_block_on_its_own():
     network = _network(output_dim=6)
     numeric, codes = _raw(15)
@@ -252,7 +267,7 @@ def test_wrapped_network_is_a_frozen_exportable_copy_and_the_original_is_unchang
 
 
 def test_output_transforms_are_the_documented_ones():
-    assert OUTPUT_TRANSFORMS == ("softmax", "sigmoid", "affine")
+    assert OUTPUT_TRANSFORMS == ("softmax", "sigmoid", "affine", "exp")
 
 
 @pytest.mark.parametrize("blocks", [[0, 5], [-1, 6], [5, 0]])
