@@ -173,6 +173,19 @@ def test_auto_selects_the_best_epoch_on_held_out_rows_of_a_mid_sized_table(fast_
     assert tiny.validation_scores_ is None  # under 1,000 rows every row trains
 
 
+def test_best_epoch_selection_trains_as_early_stopping_that_never_stops(fast_params):
+    # benchmarks/small_tables.py measured the rule as early_stopping=True with a patience longer than
+    # max_epochs: the same held-out rows, the same epochs, the same kept weights.
+    X, y = _data(n_rows=1200)
+    auto = _quiet_fit(SparseTabNetClassifier(max_epochs=3, **fast_params), X, y)
+    never_stops = SparseTabNetClassifier(
+        max_epochs=3, early_stopping=True, n_iter_no_change=1000, **fast_params
+    )
+    _quiet_fit(never_stops, X, y)
+    assert auto.validation_scores_ == never_stops.validation_scores_
+    np.testing.assert_array_equal(auto.predict_proba(X), never_stops.predict_proba(X))
+
+
 def test_best_epoch_selection_keeps_the_best_epochs_weights(fast_params):
     # The scorer records the predictions after every epoch; the fitted model predicts as the best epoch did.
     X, y = _data(n_rows=1200)
