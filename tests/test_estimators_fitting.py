@@ -178,9 +178,7 @@ def test_best_epoch_selection_trains_as_early_stopping_that_never_stops(fast_par
     # max_epochs: the same held-out rows, the same epochs, the same kept weights.
     X, y = _data(n_rows=1200)
     auto = _quiet_fit(SparseTabNetClassifier(max_epochs=3, **fast_params), X, y)
-    never_stops = SparseTabNetClassifier(
-        max_epochs=3, early_stopping=True, n_iter_no_change=1000, **fast_params
-    )
+    never_stops = SparseTabNetClassifier(max_epochs=3, early_stopping=True, n_iter_no_change=1000, **fast_params)
     _quiet_fit(never_stops, X, y)
     assert auto.validation_scores_ == never_stops.validation_scores_
     np.testing.assert_array_equal(auto.predict_proba(X), never_stops.predict_proba(X))
