@@ -46,9 +46,11 @@ import time
 import warnings
 from pathlib import Path
 
+import compare
 import configs
 import numpy as np
 import pandas as pd
+import small_data
 from _cache import CellCache
 from _measure import cpu_model
 from joblib import Parallel, delayed
@@ -57,15 +59,7 @@ from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import train_test_split
 
-import sparsetab
 from sparsetab import SparseTabNetClassifier, SparseTabNetRegressor
-from sparsetab.datasets import (
-    load_adult,
-    load_california_housing,
-    load_diamonds,
-    load_higgs_sample,
-    load_letter_recognition,
-)
 
 DATA = Path(__file__).resolve().parents[1] / "datasets"
 CACHE = Path(__file__).resolve().parent / "results" / "cache" / "small_tables"
@@ -92,6 +86,12 @@ def _draw(X, y, n, seed=0):
     return X.iloc[index[:n]], y.iloc[index[:n]], X.iloc[index[n:]], y.iloc[index[n:]]
 
 
+def _compare_split(name):
+    """``X_train, y_train, X_test, y_test`` of ``compare.py``'s data set ``name`` (its splits, its targets)."""
+    X_train, X_test, y_train, y_test, _, _ = compare.load(name)
+    return X_train, y_train, X_test, y_test
+
+
 @functools.lru_cache(maxsize=2)
 def load_table(name):
     """``X_train, y_train, X_test, y_test, task`` of table ``name``; task is "classification" or "regression"."""
@@ -102,29 +102,21 @@ def load_table(name):
         X, y = load_diabetes(return_X_y=True, as_frame=True, scaled=False)
         return *_split(X, y, stratify=False), "regression"
     if name == "linear_2000":
-        rng = np.random.default_rng(0)
-        weights = rng.normal(size=8)
-        X = pd.DataFrame(rng.normal(size=(12000, 8)), columns=[f"x{j}" for j in range(8)])
-        y = pd.Series(X.to_numpy() @ weights + 0.1 * rng.normal(size=12000))
-        return X.iloc[:2000], y.iloc[:2000], X.iloc[2000:], y.iloc[2000:], "regression"
+        X_train, y_train, X_test, y_test = small_data.linear_rows()
+        columns = [f"x{j}" for j in range(X_train.shape[1])]
+        X_train, X_test = pd.DataFrame(X_train, columns=columns), pd.DataFrame(X_test, columns=columns)
+        return X_train, pd.Series(y_train), X_test, pd.Series(y_test), "regression"
     if name == "adult_2700":
-        X, y = load_adult(subset="train", return_X_y=True)
-        X_test, y_test = load_adult(subset="test", return_X_y=True)
-        X_train, y_train, _, _ = _draw(X, y, 2700)
-        return X_train, y_train, X_test, y_test, "classification"
+        X_train, y_train, X_test, y_test = _compare_split("adult")
+        return *_draw(X_train, y_train, 2700)[:2], X_test, y_test, "classification"
     if name == "california_3000":
-        X, y = load_california_housing(return_X_y=True)
-        X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.2, random_state=0)
-        X_train, y_train, _, _ = _draw(X_train, y_train, 3000)
-        return X_train, y_train, X_test, y_test, "regression"
+        X_train, y_train, X_test, y_test = _compare_split("california_housing")
+        return *_draw(X_train, y_train, 3000)[:2], X_test, y_test, "regression"
     if name == "letter_4000":
-        X, y = load_letter_recognition(subset="all", return_X_y=True)
-        return X.iloc[:4000], y.iloc[:4000], X.iloc[16000:], y.iloc[16000:], "classification"
+        return *small_data.letter_rows(), "classification"
     if name == "diamonds_5000":
-        X, y = load_diamonds(return_X_y=True)
-        X_train, X_test, y_train, y_test = train_test_split(X, np.log(y), test_size=0.2, random_state=0)
-        X_train, y_train, _, _ = _draw(X_train, y_train, 5000)
-        return X_train, y_train, X_test, y_test, "regression"
+        X_train, y_train, X_test, y_test = _compare_split("diamonds")  # log(price)
+        return *_draw(X_train, y_train, 5000)[:2], X_test, y_test, "regression"
     if name == "mushroom":
         frame = pd.read_csv(DATA / "mushroom" / "agaricus_lepiota.csv.gz")
         return *_split(frame.drop(columns="class"), frame["class"], stratify=True), "classification"
@@ -135,8 +127,7 @@ def load_table(name):
         X, y = frame.drop(columns="default_payment_next_month"), frame["default_payment_next_month"]
         return *_draw(X, y, 8000), "classification"
     if name == "higgs_sample":
-        X, y = load_higgs_sample(return_X_y=True)
-        return *_split(X, y, stratify=True), "classification"
+        return *_compare_split("higgs_sample"), "classification"
     if name == "bike_sharing":
         frame = pd.read_csv(DATA / "bike_sharing" / "bike_sharing_hourly.csv.gz")
         X = frame.drop(columns=["count", "casual", "registered", "date"])  # casual + registered = count
@@ -160,21 +151,6 @@ def error(task, y_true, y_pred):
     return float(np.sqrt(np.mean((y_true.astype(float) - y_pred.astype(float)) ** 2)))
 
 
-def _categorical_columns(X):
-    return [column for column in X.columns if not pd.api.types.is_numeric_dtype(X[column])]
-
-
-def _as_category(X_train, X_test):
-    """Copies with text columns as pandas categories of the training rows (unseen -> NaN), for the boosters."""
-    out = [X_train.copy(), X_test.copy()]
-    for column in _categorical_columns(X_train):
-        dtype = pd.CategoricalDtype(sorted(X_train[column].astype(str).unique()))
-        for X in out:
-            values = X[column].astype(str)
-            X[column] = values.where(values.isin(dtype.categories)).astype(dtype)
-    return out
-
-
 def build(model, config, task, seed):
     """The estimator of a cell: sparsetab with a configs.py configuration, or a peer with its defaults."""
     classification = task == "classification"
@@ -195,15 +171,6 @@ def build(model, config, task, seed):
         estimator = catboost.CatBoostClassifier if classification else catboost.CatBoostRegressor
         return estimator(random_seed=seed, verbose=0, thread_count=1, allow_writing_files=False)
     raise ValueError(f"unknown model {model!r}")
-
-
-def source_hash():
-    """SHA-256 (16 hex digits) of sparsetab's ``.py`` files: part of a sparsetab cell's key."""
-    digest = hashlib.sha256()
-    root = Path(sparsetab.__file__).resolve().parent
-    for path in sorted(root.rglob("*.py")):
-        digest.update(str(path.relative_to(root)).encode() + path.read_bytes())
-    return digest.hexdigest()[:16]
 
 
 def cell_key(table, model, config, seed):
@@ -249,13 +216,13 @@ def run_cell(table, model, config, seed, key):
     X_train, y_train, X_test, y_test, task = load_table(table)
     estimator = build(model, config, task, seed)
     if model == "catboost":
-        categorical = _categorical_columns(X_train)
+        categorical = [column for column in X_train.columns if compare.is_categorical(X_train[column])]
         estimator.set_params(cat_features=categorical)
         X_fit, X_eval = X_train.copy(), X_test.copy()
         for column in categorical:
             X_fit[column], X_eval[column] = X_fit[column].astype(str), X_eval[column].astype(str)
     elif model in ("hgb", "lightgbm"):
-        X_fit, X_eval = _as_category(X_train, X_test)
+        X_fit, X_eval = compare.with_category_dtype(X_train, X_test)
     else:
         X_fit, X_eval = X_train, X_test
     print(f"[{table}] {model} {config} seed {seed} ...", file=sys.stderr, flush=True)
@@ -279,7 +246,7 @@ def run_cell(table, model, config, seed, key):
         epochs=int(getattr(estimator, "n_iter_", getattr(estimator, "tree_count_", 0)) or 0),
         convergence_warnings=[str(item.message) for item in caught if issubclass(item.category, ConvergenceWarning)],
         cpu_model=cpu_model(),
-        sparsetab_source=source_hash(),
+        sparsetab_source=compare._sparsetab_source_hash(),
     )
     if model == "sparsetab":
         result["early_stopping"] = bool(getattr(estimator, "best_iteration_", None) is not None)

@@ -564,6 +564,8 @@ def train_network(
         best_score, best_state, epochs_without_improvement = -math.inf, None, 0
         steps_per_epoch = data.steps_per_epoch(config.batch_size)
         patience = patience_epochs(config.n_iter_no_change, steps_per_epoch)
+        # Best-epoch selection (early stopping with stop_on_patience=False) and partial_fit run every epoch.
+        stops_on_patience = not config.incremental and (config.stop_on_patience or not early_stopping)
         schedule_epochs = config.schedule_epochs if config.schedule_epochs is not None else config.max_epochs
         if config.learning_rate_schedule == "cosine" and config.schedule_offset >= schedule_epochs:
             warn(
@@ -673,8 +675,7 @@ def train_network(
                 if observer.epoch_end(record):
                     history.converged, history.stop_reason = True, "callback"
                     break
-                stops = config.stop_on_patience or not early_stopping
-                if not config.incremental and stops and epochs_without_improvement >= patience:
+                if stops_on_patience and epochs_without_improvement >= patience:
                     history.converged, history.stop_reason = True, "no_improvement"
                     break
         except KeyboardInterrupt:
