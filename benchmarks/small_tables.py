@@ -60,8 +60,8 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import train_test_split
 
 from sparsetab import SparseTabNetClassifier, SparseTabNetRegressor
+from sparsetab.datasets import load_bike_sharing, load_credit_default, load_mushroom
 
-DATA = Path(__file__).resolve().parents[1] / "datasets"
 CACHE = Path(__file__).resolve().parent / "results" / "cache" / "small_tables"
 TABLES = (
     "breast_cancer",
@@ -118,20 +118,16 @@ def load_table(name):
         X_train, y_train, X_test, y_test = _compare_split("diamonds")  # log(price)
         return *_draw(X_train, y_train, 5000)[:2], X_test, y_test, "regression"
     if name == "mushroom":
-        frame = pd.read_csv(DATA / "mushroom" / "agaricus_lepiota.csv.gz")
-        return *_split(frame.drop(columns="class"), frame["class"], stratify=True), "classification"
+        X, y = load_mushroom(return_X_y=True)
+        return *_split(X, y, stratify=True), "classification"
     if name == "credit_default_8000":
-        frame = pd.read_csv(DATA / "credit_default" / "default_of_credit_card_clients.csv.gz").drop(columns="ID")
-        coded = ["SEX", "EDUCATION", "MARRIAGE"]  # integer codes of categories (SOURCE.md)
-        frame[coded] = frame[coded].astype(str)
-        X, y = frame.drop(columns="default_payment_next_month"), frame["default_payment_next_month"]
+        X, y = load_credit_default(return_X_y=True)  # ID out; SEX, EDUCATION, MARRIAGE read as strings
         return *_draw(X, y, 8000), "classification"
     if name == "higgs_sample":
         return *_compare_split("higgs_sample"), "classification"
     if name == "bike_sharing":
-        frame = pd.read_csv(DATA / "bike_sharing" / "bike_sharing_hourly.csv.gz")
-        X = frame.drop(columns=["count", "casual", "registered", "date"])  # casual + registered = count
-        return *_split(X, frame["count"].astype(float), stratify=False), "regression"
+        X, y = load_bike_sharing(return_X_y=True)  # casual, registered (sum to count) and date out
+        return *_split(X, y.astype(float), stratify=False), "regression"
     raise ValueError(f"unknown table {name!r}; accepted: {', '.join(TABLES)}")
 
 

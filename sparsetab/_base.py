@@ -5,6 +5,7 @@ parameters come from the one table of :mod:`sparsetab._params`.
 """
 
 import copy
+import dataclasses
 import numbers
 
 import numpy as np
@@ -24,8 +25,8 @@ from ._params import (
     fit_bin_edges,
     network_config,
     resolve_batch_sizes,
-    resolve_best_epoch_selection,
     resolve_early_stopping,
+    resolve_epoch_refit,
     same_value,
     split_validation,
     training_config,
@@ -38,6 +39,9 @@ from ._training import train_network
 from ._warnings import warn
 from .network import TabNet, ensemble_members
 from .pretraining import ENCODER_PARAMETERS, SparseTabNetPretrainer
+
+#: What a refit on all rows keeps of the first pass, whose held-out rows chose the number of epochs.
+SELECTION_ATTRIBUTES = ("validation_scores_", "best_iteration_", "best_validation_score_")
 
 __all__ = ["BaseSparseTabNet"]
 
@@ -285,7 +289,12 @@ class BaseSparseTabNet(
         trainer=None,
         encoding=None,
         n_rows=None,
+        refit_epochs=None,
+        tasks=None,
     ):
+        # refit_epochs (one count per member) and tasks are given only by the refit on all rows that
+        # follows a fit whose held-out rows chose the number of epochs (see resolve_epoch_refit).
+        refit_arguments = (frame, y, sample_weight)
         targets = kind.encode(y, "y")
         if len(targets) != frame.shape[0]:
             raise ValueError(
@@ -312,14 +321,17 @@ class BaseSparseTabNet(
         early_stopping = not incremental and resolve_early_stopping(
             self.early_stopping, n_training_rows, has_validation
         )
-        # Mid-sized tables under "auto": held-out rows choose the best epoch, but no epoch is skipped. Not
-        # for a streamed or distributed fit (a trainer given), which never holds out part of its source.
-        select_best_epoch = (
-            not incremental
+        # Mid-sized tables under "auto": held-out rows choose the number of epochs, then the network is
+        # trained again on every row for that many. Not for a streamed or distributed fit (a trainer
+        # given), which never holds out part of its source, nor for a continued one (warm_start).
+        refit = (
+            refit_epochs is None
+            and first_pass
+            and not incremental
             and trainer is None
-            and resolve_best_epoch_selection(self.early_stopping, n_training_rows, has_validation)
+            and resolve_epoch_refit(self.early_stopping, n_training_rows, has_validation)
         )
-        early_stopping = early_stopping or select_best_epoch
+        early_stopping = refit_epochs is None and (early_stopping or refit)
         frame_val = None
         if early_stopping and not has_validation:
             train_index, val_index = split_validation(
@@ -369,7 +381,6 @@ class BaseSparseTabNet(
             early_stopping=early_stopping,
             incremental=incremental,
             epoch_offset=0 if first_pass else self.n_iter_,
-            stop_on_patience=not select_best_epoch,
         )
 
         # An integer random_state changed since the last call reseeds the shuffling of a continued fit;
@@ -381,6 +392,12 @@ class BaseSparseTabNet(
         def train_member(member_seed):
             # Trains network_ from the estimator's training state: the one network, or the ensemble's
             # member in turn (see _ensemble), each with its own shuffling stream and score function.
+            member_config = config
+            if refit_epochs is not None:  # this member's chosen count; the schedule spans it
+                epochs = refit_epochs[len(chosen_epochs)]
+                member_config = dataclasses.replace(
+                    config, max_epochs=epochs, schedule_epochs=epochs, fixed_epochs=True
+                )
             if first_pass or reseed:
                 generator = torch.Generator().manual_seed(member_seed)
             else:
@@ -402,7 +419,7 @@ class BaseSparseTabNet(
                 X_train,
                 y_train,
                 w_train,
-                config,
+                member_config,
                 generator,
                 score_function,
                 optimizer_state=self._optimizer_state if incremental else None,
@@ -411,7 +428,14 @@ class BaseSparseTabNet(
             self._record_history(history, early_stopping, first_pass)
             self._optimizer_state = history.optimizer_state
             self._shuffle_state = generator.get_state()
+            chosen_epochs.append(
+                len(history.loss_curve) if history.best_iteration is None else history.best_iteration + 1
+            )
+            if history.stop_reason in ("interrupted", "callback", "non_finite"):
+                stopped_by.append(history.stop_reason)
             return history
+
+        chosen_epochs, stopped_by = [], []
 
         # The state is complete from here on, and a scorer given as `scoring` calls predict.
         self._fitted = True
@@ -420,7 +444,9 @@ class BaseSparseTabNet(
         if self.verbose:
             metric, negate = metric_label(self.scoring)
             printer = EpochPrinter(self.verbose, metric, negate=negate, early_stopping=early_stopping)
-        tasks = epoch_tasks(self, frame, y, sample_weight, n_members * config.max_epochs)
+        own_tasks = tasks is None
+        if own_tasks:  # a refit opens one more epoch task per epoch, at most max_epochs per member
+            tasks = epoch_tasks(self, frame, y, sample_weight, n_members * config.max_epochs * (2 if refit else 1))
         observer = training_observer(printer, tasks)
         try:
             self._train_members(
@@ -433,13 +459,53 @@ class BaseSparseTabNet(
             self._fitted = False
             raise
         self._shuffle_random_state = self.random_state if isinstance(self.random_state, numbers.Integral) else None
+        if refit and not stopped_by:  # a fit stopped by the user or by non-finite values is not repeated
+            self._refit_on_all_rows(kind, refit_arguments, chosen_epochs, tasks, len(frame_val))
+            return
         rows = self._importance_rows(X_train, random_state)
         if incremental:  # computed on first access: a stream of partial_fit calls does not pay for it each time
             self._feature_importances, self._pending_importance_rows = None, rows
         else:
             self.feature_importances_ = self._importances_of(rows)
-        if tasks is not None:
+        if tasks is not None and own_tasks:
             tasks.fit_end()
+
+    def _refit_on_all_rows(self, kind, arguments, epochs, tasks, n_held_out):
+        """Train again on every row for the number of epochs the held-out rows chose (one per member).
+
+        The fitted network, encoding, ``loss_curve_`` and ``n_iter_`` become those of the refit;
+        ``validation_scores_``, ``best_iteration_`` and ``best_validation_score_`` (each member's,
+        for an ensemble) stay those of the first pass, which chose the count: ``best_iteration_ + 1``.
+        """
+        frame, y, sample_weight = arguments
+        # Member 0's record is the estimator's own attributes; the other members' are in _ensemble_members.
+        selection = [{name: getattr(self, name) for name in SELECTION_ATTRIBUTES}]
+        selection += [dict(state) for state in getattr(self, "_ensemble_members", [])]
+        if self.verbose:
+            counts = ", ".join(str(count) for count in epochs)
+            print(
+                f"Refitting on all {frame.shape[0]} rows (the {n_held_out} held-out rows included) for the "
+                f"number of epochs they chose: {counts}.",
+                flush=True,
+            )
+        self._fit_prepared(
+            kind,
+            frame,
+            y,
+            sample_weight,
+            None,
+            None,
+            None,
+            incremental=False,
+            first_pass=True,
+            refit_epochs=list(epochs),
+            tasks=tasks,
+        )
+        for name, value in selection[0].items():
+            setattr(self, name, value)
+        # An interrupted refit keeps its weights so far (as any interrupted fit does) and still these records.
+        for state, record in zip(getattr(self, "_ensemble_members", []), selection[1:]):
+            state.update({name: record[name] for name in SELECTION_ATTRIBUTES})
 
     def _fit_tabular_encoding(self, frame, pretrainer, seed, encoding=None):
         """Learn (or take from the pretrainer or ``encoding``) the tabular encoding and ``categories_``; encode it."""

@@ -64,10 +64,9 @@ class TrainingConfig:
     """Length of the learning-rate schedule in epochs (the estimator's ``max_epochs``; None: ``max_epochs``)."""
     schedule_offset: int = 0
     """Epochs of the schedule already run (``partial_fit`` continues it; a new ``fit`` restarts it)."""
-    stop_on_patience: bool = True
-    """Under early stopping, whether training stops after ``patience`` epochs without improvement. False
-    (best-epoch selection, ``early_stopping="auto"`` on mid-sized tables): every epoch runs and the best
-    validation epoch's weights are kept."""
+    fixed_epochs: bool = False
+    """``max_epochs`` is a count chosen on held-out rows (the refit on all rows of ``early_stopping="auto"``):
+    reaching it says nothing about more epochs, so no warning is given at the end."""
 
 
 @dataclass
@@ -270,8 +269,8 @@ def _warn_at_max_epochs(history, config, early_stopping, patience):
     score says they would not help: the monitored score was still improving and, whenever
     validation scores were recorded, the validation score peaked within the last ``patience``
     epochs. When it peaked earlier (held-out error rising while the training loss still falls:
-    the model overfits its training rows), there is no advice to train longer: under best-epoch
-    selection (early stopping that does not stop) the best epoch's weights were kept and nothing
+    the model overfits its training rows), there is no advice to train longer: under early
+    stopping whose patience outlasts ``max_epochs`` the best epoch's weights were kept and nothing
     is said; with ``early_stopping=False`` and ``X_val``, a UserWarning says the last epoch's
     weights were kept and points to early stopping.
     """
@@ -564,8 +563,6 @@ def train_network(
         best_score, best_state, epochs_without_improvement = -math.inf, None, 0
         steps_per_epoch = data.steps_per_epoch(config.batch_size)
         patience = patience_epochs(config.n_iter_no_change, steps_per_epoch)
-        # Best-epoch selection (early stopping with stop_on_patience=False) and partial_fit run every epoch.
-        stops_on_patience = not config.incremental and (config.stop_on_patience or not early_stopping)
         schedule_epochs = config.schedule_epochs if config.schedule_epochs is not None else config.max_epochs
         if config.learning_rate_schedule == "cosine" and config.schedule_offset >= schedule_epochs:
             warn(
@@ -675,7 +672,7 @@ def train_network(
                 if observer.epoch_end(record):
                     history.converged, history.stop_reason = True, "callback"
                     break
-                if stops_on_patience and epochs_without_improvement >= patience:
+                if not config.incremental and epochs_without_improvement >= patience:
                     history.converged, history.stop_reason = True, "no_improvement"
                     break
         except KeyboardInterrupt:
@@ -703,7 +700,9 @@ def train_network(
         history.optimizer_state = (
             optimizer.state_dict() if flat is None else flat.from_flat_state(optimizer.state_dict())
         )
-        if not (history.converged or history.diverged or history.interrupted or config.incremental):
+        if not (
+            history.converged or history.diverged or history.interrupted or config.incremental or config.fixed_epochs
+        ):
             _warn_at_max_epochs(history, config, early_stopping, patience)
         observer.training_end(history, patience)
         return history

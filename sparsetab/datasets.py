@@ -18,12 +18,15 @@ from sklearn.utils import Bunch
 __all__ = [
     "load_adult",
     "load_bank_marketing",
+    "load_bike_sharing",
     "load_california_housing",
+    "load_credit_default",
     "load_diamonds",
     "load_forest_cover",
     "load_higgs_sample",
     "load_kdd_census_income",
     "load_letter_recognition",
+    "load_mushroom",
     "data_path",
     "make_syn",
 ]
@@ -42,6 +45,8 @@ _ADULT_CATEGORICAL = [
     "sex",
     "native_country",
 ]
+# Integer codes of categories in credit_default (SOURCE.md), read as strings so that they are categorical.
+_CREDIT_DEFAULT_CODED = ("SEX", "EDUCATION", "MARRIAGE")
 
 
 class _Table:
@@ -90,6 +95,22 @@ _TABLES = {
         "california_housing", {"all": "california_housing_sklearn_format.csv.gz"}, "MedHouseVal", default_subset="all"
     ),
     "diamonds": _Table("diamonds", {"all": "diamonds.csv.gz"}, "price", default_subset="all"),
+    "mushroom": _Table("mushroom", {"all": "agaricus_lepiota.csv.gz"}, "class", default_subset="all"),
+    "credit_default": _Table(
+        "credit_default",
+        {"all": "default_of_credit_card_clients.csv.gz"},
+        "default_payment_next_month",
+        not_features=("ID",),
+        read_options=dict(dtype={column: str for column in _CREDIT_DEFAULT_CODED}),
+        default_subset="all",
+    ),
+    "bike_sharing": _Table(
+        "bike_sharing",
+        {"all": "bike_sharing_hourly.csv.gz"},
+        "count",
+        not_features=("date", "casual", "registered"),
+        default_subset="all",
+    ),
 }
 
 
@@ -106,14 +127,15 @@ def data_path(name):
     ----------
     name : str
         Folder name, e.g. ``"adult"``: one of ``"adult"``, ``"bank_marketing"``,
-        ``"california_housing"``, ``"diamonds"``, ``"forest_cover_kaggle"``,
-        ``"higgs_sample"``, ``"kdd_census_income"``, ``"letter_recognition"``.
+        ``"bike_sharing"``, ``"california_housing"``, ``"credit_default"``, ``"diamonds"``,
+        ``"forest_cover_kaggle"``, ``"higgs_sample"``, ``"kdd_census_income"``,
+        ``"letter_recognition"``, ``"mushroom"``.
 
     Returns
     -------
     importlib.resources.abc.Traversable or pathlib.Path
         The folder, holding the data files and ``SOURCE.md``. adult and california_housing
-        ship in the wheel; the other six are read from the package's data folder where it
+        ship in the wheel; the other nine are read from the package's data folder where it
         holds them (an editable install, whose data folder is the checkout's ``datasets/``),
         else from ``datasets/<name>`` of the source checkout the package was imported from or
         of the working directory. The folder may not exist: the loaders then raise
@@ -171,7 +193,7 @@ def _load(name, subset, return_X_y, as_frame):
         data, target, frame = data.to_numpy(), target.to_numpy(), None
     if return_X_y:
         return data, target
-    is_regression = name in ("california_housing", "diamonds")
+    is_regression = name in ("california_housing", "diamonds", "bike_sharing")
     return Bunch(
         data=data,
         target=target,
@@ -583,6 +605,155 @@ def load_diamonds(*, subset="all", return_X_y=False, as_frame=True):
     ``diamonds`` (redistributed by plotnine, MIT licence).
     """
     return _load("diamonds", subset, return_X_y, as_frame)
+
+
+def load_mushroom(*, subset="all", return_X_y=False, as_frame=True):
+    """Load the UCI mushroom data (8,124 gilled mushrooms of 23 species: edible or poisonous).
+
+    Binary classification, target ``class`` (``"e"`` edible, ``"p"`` poisonous; 4,208 and
+    3,916 rows), from 22 string columns of single-letter codes (cap_shape, odor, gill_color,
+    ..., habitat), categorical for the estimators' ``categorical_features="auto"``. A missing
+    value is the category ``"?"``, as in the UCI file: ``stalk_root`` in 2,480 rows; no cell
+    is NaN. ``veil_type`` is constant. ``odor`` alone classifies more than 98.5% of the rows.
+
+    Parameters
+    ----------
+    subset : {"all"}, default="all"
+        No official train/test split: only ``"all"`` (the benchmarks split it 80/20,
+        stratified, with ``train_test_split(..., random_state=0)``).
+    return_X_y : bool, default=False
+        Return ``(data, target)`` instead of a Bunch, as scikit-learn's loaders do.
+    as_frame : bool, default=True
+        Return pandas objects (True) or numpy arrays (False) for ``data`` and ``target``.
+
+    Returns
+    -------
+    data : sklearn.utils.Bunch
+        ``data`` (DataFrame of the 22 feature columns, or with ``as_frame=False`` an object
+        ndarray), ``target`` (Series of string labels, or ndarray), ``frame`` (the 23
+        columns as read; None with ``as_frame=False``), ``feature_names`` (list of str),
+        ``target_names`` (``["e", "p"]``) and ``DESCR`` (the provenance text, ``SOURCE.md``).
+    (data, target) : tuple
+        If ``return_X_y``: the ``data`` and ``target`` above.
+
+    Raises
+    ------
+    ValueError
+        If ``subset`` is not one of the accepted values or ``as_frame`` is not a bool.
+    FileNotFoundError
+        If the data file is not in this installation (only adult and california_housing ship
+        in the wheel; the other data sets are read from the repository checkout).
+
+    References
+    ----------
+    Schlimmer, J. (1987). Mushroom. UCI Machine Learning Repository.
+    https://doi.org/10.24432/C5959T (CC BY 4.0).
+    """
+    return _load("mushroom", subset, return_X_y, as_frame)
+
+
+def load_credit_default(*, subset="all", return_X_y=False, as_frame=True):
+    """Load the default of credit card clients data (30,000 clients of a Taiwanese bank, 2005).
+
+    Binary classification, target ``default_payment_next_month`` (1 the client defaulted, 0
+    not; 6,636 and 23,364 rows), from 23 columns: ``LIMIT_BAL`` (credit, NT dollars),
+    ``SEX`` (1 male, 2 female), ``EDUCATION`` (1 graduate school, 2 university, 3 high school,
+    4 others; 0, 5 and 6 are undocumented codes), ``MARRIAGE`` (1 married, 2 single, 3
+    others; 0 undocumented), ``AGE``, the repayment statuses ``PAY_0``, ``PAY_2`` to ``PAY_6``
+    (September back to April: -1 paid duly, 1 to 9 months of delay; -2 and 0 also occur),
+    and the bill and payment amounts ``BILL_AMT1`` to ``BILL_AMT6`` and ``PAY_AMT1`` to
+    ``PAY_AMT6``. ``SEX``, ``EDUCATION`` and ``MARRIAGE`` are codes of unordered categories:
+    they are read as strings (``"1"``, ``"2"``, ...), so that the estimators'
+    ``categorical_features="auto"`` embeds them. The repayment statuses are ordered (months
+    of delay) and stay integers, as the other columns do: name them in
+    ``categorical_features`` to embed them. No missing values. The row id ``ID`` is not a
+    feature: it is in ``frame`` only.
+
+    Parameters
+    ----------
+    subset : {"all"}, default="all"
+        No official train/test split: only ``"all"`` (make your own, e.g. with
+        ``train_test_split(..., random_state=0)``).
+    return_X_y : bool, default=False
+        Return ``(data, target)`` instead of a Bunch, as scikit-learn's loaders do.
+    as_frame : bool, default=True
+        Return pandas objects (True) or numpy arrays (False) for ``data`` and ``target``.
+
+    Returns
+    -------
+    data : sklearn.utils.Bunch
+        ``data`` (DataFrame of the 23 feature columns, or with ``as_frame=False`` an object
+        ndarray, since three columns hold strings), ``target`` (Series of int, or ndarray),
+        ``frame`` (the 25 columns as read, ``ID`` included; None with ``as_frame=False``),
+        ``feature_names`` (list of str), ``target_names`` (``[0, 1]``) and ``DESCR`` (the
+        provenance text, ``SOURCE.md``).
+    (data, target) : tuple
+        If ``return_X_y``: the ``data`` and ``target`` above.
+
+    Raises
+    ------
+    ValueError
+        If ``subset`` is not one of the accepted values or ``as_frame`` is not a bool.
+    FileNotFoundError
+        If the data file is not in this installation (only adult and california_housing ship
+        in the wheel; the other data sets are read from the repository checkout).
+
+    References
+    ----------
+    Yeh, I.-C. and Lien, C.-H. (2009). The comparisons of data mining techniques for the
+    predictive accuracy of probability of default of credit card clients. Expert Systems
+    with Applications 36(2), 2473-2480. UCI Machine Learning Repository, default of credit
+    card clients: https://doi.org/10.24432/C55S3H (CC BY 4.0).
+    """
+    return _load("credit_default", subset, return_X_y, as_frame)
+
+
+def load_bike_sharing(*, subset="all", return_X_y=False, as_frame=True):
+    """Load the hourly bike sharing data (17,379 hours of Capital Bikeshare, Washington, 2011-2012).
+
+    Regression, target ``count`` (rentals in the hour, integers from 1 to 977), from 12
+    numeric columns: ``season`` (1 to 4), ``year`` (0 for 2011, 1 for 2012), ``month``,
+    ``hour``, ``holiday``, ``weekday``, ``workingday``, ``weather`` (1 clear to 4 heavy rain),
+    and ``temp``, ``atemp``, ``humidity`` and ``windspeed``, normalised by UCI. Not features,
+    in ``frame`` only: ``casual`` and ``registered``, the two kinds of rentals, which sum to
+    ``count`` (they would leak the target), and ``date`` (a string such as ``"1/1/2011"``,
+    whose year, month and weekday are columns of their own). No missing values.
+
+    Parameters
+    ----------
+    subset : {"all"}, default="all"
+        No official train/test split: only ``"all"`` (the benchmarks split it 80/20 with
+        ``train_test_split(..., random_state=0)``).
+    return_X_y : bool, default=False
+        Return ``(data, target)`` instead of a Bunch, as scikit-learn's loaders do.
+    as_frame : bool, default=True
+        Return pandas objects (True) or numpy arrays (False) for ``data`` and ``target``.
+
+    Returns
+    -------
+    data : sklearn.utils.Bunch
+        ``data`` (DataFrame of the 12 feature columns, or with ``as_frame=False`` a float
+        ndarray), ``target`` (Series of int, or ndarray), ``frame`` (the 16 columns as read,
+        ``date``, ``casual`` and ``registered`` included; None with ``as_frame=False``),
+        ``feature_names`` (list of str), ``target_names`` (``["count"]``) and ``DESCR`` (the
+        provenance text, ``SOURCE.md``).
+    (data, target) : tuple
+        If ``return_X_y``: the ``data`` and ``target`` above.
+
+    Raises
+    ------
+    ValueError
+        If ``subset`` is not one of the accepted values or ``as_frame`` is not a bool.
+    FileNotFoundError
+        If the data file is not in this installation (only adult and california_housing ship
+        in the wheel; the other data sets are read from the repository checkout).
+
+    References
+    ----------
+    Fanaee-T, H. (2013). Bike Sharing. UCI Machine Learning Repository.
+    https://doi.org/10.24432/C5W894 (CC BY 4.0).
+    """
+    return _load("bike_sharing", subset, return_X_y, as_frame)
 
 
 _SYN_N_FEATURES = 11

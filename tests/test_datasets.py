@@ -1,6 +1,7 @@
 import subprocess
 import sys
 import zipfile
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -84,6 +85,9 @@ def test_load_adult_subsets_follow_scikit_learn():
         ("load_bank_marketing", "all", (45211, 16), ["no", "yes"], 17),
         ("load_california_housing", "all", (20640, 8), ["MedHouseVal"], 9),
         ("load_diamonds", "all", (53940, 9), ["price"], 10),
+        ("load_mushroom", "all", (8124, 22), ["e", "p"], 23),
+        ("load_credit_default", "all", (30000, 23), [0, 1], 25),
+        ("load_bike_sharing", "all", (17379, 12), ["count"], 16),
     ],
 )
 def test_every_loader_has_the_same_shape(loader, subset, data_shape, target_names, frame_width):
@@ -111,6 +115,75 @@ def test_loaders_read_the_columns_as_documented():
     assert datasets.load_diamonds().target.min() == 326  # USD, not log
 
 
+DATASETS = Path(__file__).resolve().parents[1] / "datasets"
+
+
+@pytest.mark.parametrize(
+    "loader, file, target, not_features, as_strings",
+    [
+        ("load_mushroom", "mushroom/agaricus_lepiota.csv.gz", "class", [], []),
+        (
+            "load_credit_default",
+            "credit_default/default_of_credit_card_clients.csv.gz",
+            "default_payment_next_month",
+            ["ID"],
+            ["SEX", "EDUCATION", "MARRIAGE"],
+        ),
+        ("load_bike_sharing", "bike_sharing/bike_sharing_hourly.csv.gz", "count", ["date", "casual", "registered"], []),
+    ],
+)
+def test_loaders_match_their_csv_file(loader, file, target, not_features, as_strings):
+    # The file read independently with pandas: the loader keeps every row and column, in file order, and
+    # only the documented integer codes change type (to strings).
+    expected = pd.read_csv(DATASETS / file)
+    expected[as_strings] = expected[as_strings].astype(str)
+    data = getattr(datasets, loader)()
+    pd.testing.assert_frame_equal(data.frame, expected)
+    features = [column for column in expected.columns if column != target and column not in not_features]
+    assert data.feature_names == features and set(not_features) <= set(data.frame.columns)
+    pd.testing.assert_frame_equal(data.data, expected[features])
+    pd.testing.assert_series_equal(data.target, expected[target])
+    assert data.data.iloc[0].tolist() == expected[features].iloc[0].tolist()
+    X, y = getattr(datasets, loader)(return_X_y=True, as_frame=False)
+    assert isinstance(X, np.ndarray) and X.shape == (len(expected), len(features))
+    np.testing.assert_array_equal(X, expected[features].to_numpy())
+    np.testing.assert_array_equal(y, expected[target].to_numpy())
+    assert getattr(datasets, loader)(as_frame=False).frame is None
+
+
+def test_mushroom_credit_default_and_bike_sharing_values():
+    # mushroom: 22 text columns, "?" kept as a category in stalk_root (2,480 rows), veil_type constant
+    mushroom = datasets.load_mushroom()
+    assert mushroom.target.value_counts().to_dict() == {"e": 4208, "p": 3916}
+    assert (mushroom.data["stalk_root"] == "?").sum() == 2480 and (mushroom.data == "?").sum().sum() == 2480
+    assert not mushroom.data.isna().any().any() and mushroom.data["veil_type"].nunique() == 1
+    assert mushroom.data.iloc[0]["odor"] == "p" and mushroom.target.iloc[0] == "p"
+    assert "Schlimmer" in mushroom.DESCR
+    # credit_default: ID out; SEX, EDUCATION, MARRIAGE are strings (categorical for "auto"), the rest numeric
+    credit = datasets.load_credit_default()
+    assert "ID" not in credit.feature_names and credit.frame["ID"].tolist() == list(range(1, 30001))
+    assert credit.target.value_counts().to_dict() == {0: 23364, 1: 6636}
+    assert sorted(credit.data["SEX"].unique()) == ["1", "2"]
+    assert sorted(credit.data["EDUCATION"].unique()) == ["0", "1", "2", "3", "4", "5", "6"]
+    assert sorted(credit.data["MARRIAGE"].unique()) == ["0", "1", "2", "3"]
+    assert credit.data["EDUCATION"].value_counts().to_dict()["2"] == 14030
+    numeric = [column for column in credit.feature_names if column not in ("SEX", "EDUCATION", "MARRIAGE")]
+    assert all(pd.api.types.is_numeric_dtype(credit.data[column]) for column in numeric)
+    assert credit.data["PAY_0"].min() == -2 and credit.data["PAY_0"].max() == 8
+    first = credit.data.iloc[0]
+    assert (first["LIMIT_BAL"], first["SEX"], first["AGE"], first["PAY_0"]) == (20000.0, "2", 24, 2)
+    assert "Yeh" in credit.DESCR
+    # bike_sharing: count = casual + registered, both kept out of the features with the date
+    bike = datasets.load_bike_sharing()
+    assert not {"casual", "registered", "date", "count"} & set(bike.feature_names)
+    assert (bike.frame["casual"] + bike.frame["registered"]).equals(bike.target.rename(None))
+    assert bike.target.mean() == pytest.approx(189.4631, abs=1e-4)
+    assert (bike.target.min(), bike.target.max(), bike.frame["date"].iloc[0]) == (1, 977, "1/1/2011")
+    assert all(pd.api.types.is_numeric_dtype(dtype) for dtype in bike.data.dtypes)
+    assert bike.data.iloc[0].tolist() == [1, 0, 1, 0, 0, 6, 0, 1, 0.24, 0.2879, 0.81, 0.0]
+    assert "Fanaee-T" in bike.DESCR
+
+
 @pytest.mark.parametrize(
     "call, message",
     [
@@ -119,6 +192,10 @@ def test_loaders_read_the_columns_as_documented():
             r"subset must be one of \['train', 'test', 'all'\], got 'validation'",
         ),
         (lambda: datasets.load_higgs_sample(subset="train"), r"subset must be one of \['all'\], got 'train'"),
+        (lambda: datasets.load_mushroom(subset="train"), r"subset must be one of \['all'\], got 'train'"),
+        (lambda: datasets.load_credit_default(subset="test"), r"subset must be one of \['all'\], got 'test'"),
+        (lambda: datasets.load_bike_sharing(subset="validation"), r"subset must be one of \[.all.\], got .validation."),
+        (lambda: datasets.load_bike_sharing(as_frame=1), "as_frame must be True or False, got 1"),
         (lambda: datasets.load_diamonds(as_frame="yes"), "as_frame must be True or False, got 'yes'"),
         (lambda: load_adult(as_frame=False), "as_frame=False needs subset"),
     ],
@@ -134,6 +211,8 @@ def test_a_missing_data_file_is_named(monkeypatch, tmp_path):
     monkeypatch.setattr(datasets.resources, "files", lambda package: tmp_path / "site" / "sparsetab" / "_data")
     with pytest.raises(FileNotFoundError, match=r"bank_marketing/bank_full.csv.gz is not in this installation"):
         datasets.load_bank_marketing()
+    with pytest.raises(FileNotFoundError, match=r"bike_sharing/bike_sharing_hourly.csv.gz is not in this"):
+        datasets.load_bike_sharing()
     (tmp_path / "datasets" / "bank_marketing").mkdir(parents=True)
     data_path("bank_marketing").joinpath("SOURCE.md").write_text("# copy\n")
     pd.DataFrame({"age": [30, 40], "y": ["no", "yes"]}).to_csv(

@@ -156,46 +156,85 @@ def test_warm_start_with_validation_pads_earlier_epochs_with_nan(fast_params):
 
 
 # ----- stopping -------------------------------------------------------------------------------
-def test_auto_selects_the_best_epoch_on_held_out_rows_of_a_mid_sized_table(fast_params):
-    # 1,200 rows: early_stopping="auto" holds out validation_fraction (120 rows), runs every epoch and
-    # keeps the weights of the best validation epoch; the same rows with early_stopping=False train
-    # on all 1,200 rows and keep the last epoch.
+def test_auto_refits_on_all_rows_for_the_epochs_held_out_rows_chose(fast_params):
+    # 1,200 rows: early_stopping="auto" first trains as early_stopping=True does (validation_fraction held
+    # out, patience), then trains a new network on all 1,200 rows for best_iteration_ + 1 epochs, the
+    # schedule spanning them: the fit that early_stopping=False with max_epochs=best_iteration_ + 1 gives.
     X, y = _data(n_rows=1200)
     params = dict(fast_params, max_epochs=4, n_iter_no_change=1, batch_size=256)
-    selected = _quiet_fit(SparseTabNetClassifier(**params), X, y)
-    assert selected.n_iter_ == 4 and len(selected.validation_scores_) == 4  # no epoch skipped
-    assert selected.best_validation_score_ == max(selected.validation_scores_)
-    assert selected.best_iteration_ == int(np.argmax(selected.validation_scores_))
-    assert selected.batch_size_ == 256
-    plain = _quiet_fit(SparseTabNetClassifier(early_stopping=False, **params), X, y)
-    assert plain.validation_scores_ is None and plain.best_iteration_ is None
+    auto = _quiet_fit(SparseTabNetClassifier(**params), X, y)
+    stopped = _quiet_fit(SparseTabNetClassifier(**dict(params, early_stopping=True)), X, y)
+    assert auto.validation_scores_ == stopped.validation_scores_  # the first pass, on the held-out rows
+    assert auto.best_iteration_ == stopped.best_iteration_
+    assert auto.best_validation_score_ == stopped.best_validation_score_
+    epochs = auto.best_iteration_ + 1
+    assert auto.n_iter_ == len(auto.loss_curve_) == epochs
+    refit = _quiet_fit(SparseTabNetClassifier(**dict(params, early_stopping=False, max_epochs=epochs)), X, y)
+    assert refit.validation_scores_ is None and refit.best_iteration_ is None
+    assert auto.loss_curve_ == refit.loss_curve_
+    np.testing.assert_array_equal(auto.predict_proba(X), refit.predict_proba(X))
+    np.testing.assert_array_equal(auto.feature_importances_, refit.feature_importances_)
+    assert auto.batch_size_ == 256
     tiny = _quiet_fit(SparseTabNetClassifier(**params), X[:999], y[:999])
-    assert tiny.validation_scores_ is None  # under 1,000 rows every row trains
+    assert tiny.validation_scores_ is None and tiny.n_iter_ == 4  # under 1,000 rows every row trains, no refit
 
 
-def test_best_epoch_selection_trains_as_early_stopping_that_never_stops(fast_params):
-    # benchmarks/small_tables.py measured the rule as early_stopping=True with a patience longer than
-    # max_epochs: the same held-out rows, the same epochs, the same kept weights.
+def test_auto_refit_takes_the_epoch_the_scores_chose(fast_params):
+    # The scorer decides: its best score is at the second epoch, so the refit runs 2 epochs.
     X, y = _data(n_rows=1200)
-    auto = _quiet_fit(SparseTabNetClassifier(max_epochs=3, **fast_params), X, y)
-    never_stops = SparseTabNetClassifier(max_epochs=3, early_stopping=True, n_iter_no_change=1000, **fast_params)
-    _quiet_fit(never_stops, X, y)
-    assert auto.validation_scores_ == never_stops.validation_scores_
-    np.testing.assert_array_equal(auto.predict_proba(X), never_stops.predict_proba(X))
-
-
-def test_best_epoch_selection_keeps_the_best_epochs_weights(fast_params):
-    # The scorer records the predictions after every epoch; the fitted model predicts as the best epoch did.
-    X, y = _data(n_rows=1200)
-    predictions, scores = [], iter([0.2, 0.9, 0.1, 0.3])
+    scores = iter([0.2, 0.9, 0.1, 0.3])
 
     def scorer(estimator, X_val, y_val):
-        predictions.append(estimator.predict_proba(X))
+        assert len(X_val) == 120  # validation_fraction of the rows, held out in the first pass only
         return next(scores)
 
-    model = _quiet_fit(SparseTabNetClassifier(max_epochs=4, scoring=scorer, **fast_params), X, y)
-    assert model.n_iter_ == 4 and model.best_iteration_ == 1
-    np.testing.assert_allclose(model.predict_proba(X), predictions[1], rtol=0, atol=1e-6)
+    model = _quiet_fit(SparseTabNetClassifier(max_epochs=4, n_iter_no_change=1000, scoring=scorer, **fast_params), X, y)
+    assert model.validation_scores_ == [0.2, 0.9, 0.1, 0.3] and model.best_iteration_ == 1
+    assert model.best_validation_score_ == 0.9
+    assert model.n_iter_ == 2
+
+
+def test_auto_refit_gives_each_member_its_own_count(fast_params):
+    X, y = _data(n_rows=1200)
+    model = _quiet_fit(SparseTabNetClassifier(max_epochs=4, n_ensemble=2, n_iter_no_change=1, **fast_params), X, y)
+    assert all(best is not None for best in model.ensemble_best_iteration_)
+    assert model.ensemble_n_iter_ == [best + 1 for best in model.ensemble_best_iteration_]
+    assert [len(scores) for scores in model.ensemble_validation_scores_] == [
+        len(scores)
+        for scores in _quiet_fit(
+            SparseTabNetClassifier(max_epochs=4, n_ensemble=2, n_iter_no_change=1, early_stopping=True, **fast_params),
+            X,
+            y,
+        ).ensemble_validation_scores_
+    ]
+
+
+def test_auto_refit_says_so_and_does_not_advise_more_epochs(fast_params, capsys):
+    # The refit ends at the count it was given: no ConvergenceWarning comes from it (the first pass, whose
+    # validation score was still improving at max_epochs, warns once).
+    X, y = _data(n_rows=1200)
+    model = SparseTabNetClassifier(max_epochs=2, n_iter_no_change=1000, verbose=1, **fast_params)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model.fit(X, y)
+    convergence = [item for item in caught if issubclass(item.category, ConvergenceWarning)]
+    assert len(convergence) <= 1
+    assert all("validation score" in str(item.message) for item in convergence)
+    output = capsys.readouterr().out
+    assert (
+        "Refitting on all 1200 rows (the 120 held-out rows included) for the number of epochs they chose: "
+        f"{model.n_iter_}." in output
+    )
+
+
+def test_warm_start_continues_without_a_refit(fast_params):
+    # A continued fit trains the fitted network on every row (no held-out rows, no new network).
+    X, y = _data(n_rows=1200)
+    model = _quiet_fit(SparseTabNetClassifier(max_epochs=3, n_iter_no_change=1, warm_start=True, **fast_params), X, y)
+    first = model.n_iter_
+    network = model.network_
+    _quiet_fit(model.set_params(max_epochs=2), X, y)
+    assert model.network_ is network and model.n_iter_ == first + 2
 
 
 def test_training_loss_plateau_stops_without_early_stopping(fast_params):

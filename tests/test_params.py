@@ -17,8 +17,8 @@ from sparsetab._params import (
     network_config,
     parameter_constraints,
     resolve_batch_sizes,
-    resolve_best_epoch_selection,
     resolve_early_stopping,
+    resolve_epoch_refit,
     same_value,
     split_validation,
     training_config,
@@ -198,8 +198,8 @@ def test_early_stopping_rule(early_stopping, n_samples, has_validation, expected
         (False, 5000, False, False),
     ],
 )
-def test_best_epoch_selection_rule(early_stopping, n_samples, has_validation, expected):
-    assert resolve_best_epoch_selection(early_stopping, n_samples, has_validation) is expected
+def test_epoch_refit_rule(early_stopping, n_samples, has_validation, expected):
+    assert resolve_epoch_refit(early_stopping, n_samples, has_validation) is expected
     # The two rules never hold together: a fit either stops early, selects its best epoch, or neither.
     assert not (expected and resolve_early_stopping(early_stopping, n_samples, has_validation))
 

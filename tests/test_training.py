@@ -148,6 +148,16 @@ def test_convergence_warning_when_max_epochs_reached(make_training_config):
         _train(network, X, y, make_training_config(max_epochs=2))
 
 
+def test_a_chosen_number_of_epochs_ends_without_a_warning(make_training_config):
+    # fixed_epochs: the refit of early_stopping="auto" trains for a count chosen on held-out rows; reaching
+    # it is the plan, not a sign that more epochs would help (the same fit without the flag warns).
+    network, X, y = _problem(40)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        history = _train(network, X, y, make_training_config(max_epochs=2, fixed_epochs=True))
+    assert len(history.loss_curve) == 2 and history.stop_reason == "max_epochs"
+
+
 @pytest.mark.parametrize(
     "scores, warning, message",
     [
