@@ -7,7 +7,10 @@ For each data set the models are fitted on the same training rows and scored on 
 - pytorch-tabnet's ``TabNetClassifier`` / ``TabNetRegressor`` (categorical columns as integer codes learned
   on the training rows, one extra code for unseen categories, with ``cat_idxs``, ``cat_dims``, ``cat_emb_dim=1``);
 - scikit-learn's ``HistGradientBoostingClassifier`` / ``Regressor`` (``categorical_features="from_dtype"`` on
-  pandas ``category`` columns) and LightGBM when it is importable (skipped with a note otherwise).
+  pandas ``category`` columns) and LightGBM when it is importable (skipped with a note otherwise);
+- in Tables 2 and 3, CatBoost's ``CatBoostClassifier`` / ``CatBoostRegressor`` when it is importable (skipped with a
+  note otherwise): ``random_seed=seed, verbose=0, thread_count=--threads, allow_writing_files=False`` and
+  ``cat_features`` = the categorical columns converted to str, as in ``small_tables.py``.
 
 Tables (``--tables``, default ``same defaults``):
 
@@ -15,10 +18,11 @@ Tables (``--tables``, default ``same defaults``):
    gamma 1.3, n_independent = n_shared = 2, lambda_sparse 1e-3, momentum 0.02, batch 1024, virtual batch 128,
    Adam with learning rate 0.02, sparsemax, embedding width 1, ``--max-epochs``, early stopping with
    patience 10 on the validation loss); one seed;
-2. ``defaults``: each library's documented defaults (plus the random seed); one seed;
+2. ``defaults``: each library's documented defaults (plus the random seed), CatBoost included; one seed;
 3. ``seeds``: "defaults, 3 seeds": sparsetab's old defaults (0.1.0, written out in configs.py) and current
-   defaults, pytorch-tabnet's defaults, HistGradientBoosting and LightGBM, mean and range over seeds, error ratio
-   to HistGradientBoosting and the goal summary of issue 17;
+   defaults, pytorch-tabnet's defaults, HistGradientBoosting, LightGBM and CatBoost, mean and range over seeds,
+   error ratios to HistGradientBoosting and to CatBoost per data set and their geometric means over the data sets
+   (per model row), the goal summary of issue 17; under ``--protocol user`` also the training error;
 4. ``screen``: the ablation of ``--variants`` (configs.py names, combinable with ``+``) on the four screening
    sets (adult, letter_recognition, higgs_sample, california_housing), 3 seeds;
 5. ``tuned``: "Table 4: tuned": sparsetab and HistGradientBoosting each tuned by ``HalvingRandomSearchCV`` within
@@ -30,15 +34,25 @@ regression. Seeds: ``--seeds`` (``--seed K`` is the same as ``--seeds K``) overr
 is the random state of the models and of the fit / validation split (and of the --quick subsample).
 ``--datasets`` overrides every table's data sets (tables 1-3: all 8; ablation and table 4: the screening sets).
 
-The TabNets train on 90% of the training rows and early-stop on the other 10% (the same rows for both,
-split off per seed, stratified for classification); the boosting models are fitted on all the training rows
-with their defaults. Reported per data set and model: test accuracy and ROC AUC (macro one-vs-rest for
-multiclass) or RMSE (in the target's units) and R^2, fit seconds, epochs (boosting: iterations) run,
-predicted test rows per second (``predict_proba`` / ``predict``), the peak RSS increase during ``fit``
-(sampled every 5 ms by a background thread, relative to the RSS just before ``fit``) and the ratios
-sparsetab / pytorch-tabnet of fit seconds, predict rows/s and peak memory. The data files are in
-``datasets/<name>/`` with their ``SOURCE.md``. Not part of the test suite; needs ``pytorch-tabnet==4.1.0``
-and ``psutil`` (``lightgbm`` optional).
+Protocol (``--protocol``). ``validation`` (the default, key protocol ``holdout90-v1``): the TabNets train on 90% of
+the training rows and early-stop on the other 10% (the same rows for both, split off per seed, stratified for
+classification; sparsetab ``fit(X_fit, y_fit, X_val=..., y_val=...)``); the boosting models are fitted on all the
+training rows with their defaults. ``user`` (key protocol ``user-fit-Xy-v1`` for sparsetab): sparsetab is fitted as
+users call it, ``fit(X_train, y_train)`` on all the training rows (the fit and validation rows, in their original
+order: the rows the boosting models get) without ``X_val``, so its own ``early_stopping="auto"`` rules decide (the
+key also holds the hash of those rules, ``auto_rules_hash``, the one ``small_tables.py`` keys by); pytorch-tabnet
+keeps the validation protocol (without ``eval_set`` it has no early stopping: there is no user protocol for it); the
+boosting models are fitted as always. Under ``user`` every cell also records its training error (the error, same
+metric, on the rows given to ``fit``), shown next to the test error in Table 3; the peers' cells of a user run have
+their own key protocol (``holdout90-v1+train-error``: the same fits, measured again with the training error). Table
+4 has no user protocol.
+
+Reported per data set and model: test accuracy and ROC AUC (macro one-vs-rest for multiclass) or RMSE (in the
+target's units) and R^2, fit seconds, epochs (boosting: iterations) run, predicted test rows per second
+(``predict_proba`` / ``predict``), the peak RSS increase during ``fit`` (sampled every 5 ms by a background thread,
+relative to the RSS just before ``fit``) and the ratios sparsetab / pytorch-tabnet of fit seconds, predict rows/s
+and peak memory. The data files are in ``datasets/<name>/`` with their ``SOURCE.md``. Not part of the test suite;
+needs ``pytorch-tabnet==4.1.0`` and ``psutil`` (``lightgbm`` and ``catboost`` optional).
 
 Cache and resume: every cell (data set, model configuration, seed, protocol) is measured once and stored as one
 JSON file ``benchmarks/results/cache/<data set>/<model>-<config>-seed<k>-<hash8>.json`` (see ``_cache.py``;
@@ -57,29 +71,34 @@ command again. Failed cells are not cached. ``--quick`` cells go to ``benchmarks
 git). The results file states the total CPU time of its cells (cached or not) and the CPU models they ran on.
 
 Parallel cells: ``--jobs N`` runs up to N cells at once in separate processes (joblib, loky), each with
-``--threads`` torch / OpenMP / LightGBM threads. Fit times are then measured under load (the ratio columns compare
-cells of the same run, but cached cells keep the timing of the run that measured them; each file records its
-threads, jobs and CPU model).
+``--threads`` torch / OpenMP / LightGBM / CatBoost threads. Fit times are then measured under load (the ratio
+columns compare cells of the same run, but cached cells keep the timing of the run that measured them; each file
+records its threads, jobs and CPU model).
 
 Run. On two CPU cores with one thread and one job, from an empty cache: Tables 1 and 2 about 20-30 minutes, Table 3
 about 40 minutes (its seed 0 cells are Table 2's), the ablation 2-3 minutes per variant that stops early and up to
 10 for one that runs all epochs (``cosine``), Table 4 at most 80 minutes per seed (8 searches of at most 10
-CPU-minutes; HistGradientBoosting's use far less). ``--quick`` (at most 5,000 rows, 3 epochs, tiny searches, its
-own cache) is a smoke run of a minute or two::
+CPU-minutes; HistGradientBoosting's use far less). CatBoost (1,000 trees, one thread) adds roughly 25 CPU-minutes
+per seed, about 20 of them on kdd_census_income (scaled from 5,000-row fits). ``--protocol user`` measures every
+cell of its tables anew (its own keys). ``--quick`` (at most 5,000 rows, 3 epochs, tiny searches, its own cache) is
+a smoke run of a minute or two::
 
     python benchmarks/compare.py [--datasets adult kdd_census_income ...] [--tables same defaults seeds screen tuned]
                                  [--variants old_defaults cosine wide ...] [--seeds 0 1 2] [--jobs 1] [--threads 1]
-                                 [--max-epochs 100] [--refresh] [--cache-dir DIR] [--quick]
-                                 [--output benchmarks/results/compare.md]
+                                 [--max-epochs 100] [--protocol validation|user] [--refresh] [--cache-dir DIR]
+                                 [--quick] [--output benchmarks/results/compare.md]
 
 For example ``python benchmarks/compare.py --tables seeds --output benchmarks/results/compare_seeds.md`` (Table 3),
+``--tables seeds --protocol user --output benchmarks/results/compare_seeds_user.md`` (Table 3, user protocol),
 ``--tables screen --variants old_defaults cosine wide cosine+wide+ple --output benchmarks/results/ablation.md``
 and ``--tables tuned --output benchmarks/results/compare_tuned.md``.
 """
 
 import argparse
+import ast
 import contextlib
 import hashlib
+import inspect
 import io
 import math
 import os
@@ -109,6 +128,7 @@ from threadpoolctl import threadpool_limits
 
 import sparsetab
 from sparsetab import SparseTabNetClassifier, SparseTabNetRegressor
+from sparsetab import _params as params_module
 from sparsetab._params import LEGACY_VALUES, same_value
 from sparsetab.datasets import (
     load_adult,
@@ -125,6 +145,10 @@ try:
     import lightgbm
 except ImportError:  # optional
     lightgbm = None
+try:
+    import catboost
+except ImportError:  # optional
+    catboost = None
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 CACHE_DIR = RESULTS_DIR / "cache"
@@ -167,7 +191,13 @@ QUICK_BOOSTING_ITERATIONS = 50  # max_iter of the tuned HistGradientBoosting und
 #: splits, the data preparation or the scoring here change).
 PROTOCOL = "holdout90-v1"
 TUNED_PROTOCOL = "halving-predefined-split-v1"
-BOOSTING = ("HistGradientBoosting", "LightGBM")
+#: ``--protocol user`` (the key's protocol instead of ``PROTOCOL``): sparsetab fitted as users call it,
+#: ``fit(X_train, y_train)`` on all the training rows without ``X_val``, its training error recorded; and the peers'
+#: cells of such a run: the same fits as ``PROTOCOL`` with their training error recorded.
+USER_PROTOCOL = "user-fit-Xy-v1"
+USER_PEER_PROTOCOL = "holdout90-v1+train-error"
+PROTOCOLS = ("validation", "user")
+BOOSTING = ("HistGradientBoosting", "LightGBM", "CatBoost")
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -312,7 +342,35 @@ def error_of(name, task, metric1, metric2):
     return 1.0 - (metric2 if name in AUC_ERROR else metric1)
 
 
-def measure(fit, predict, y_test, task, epochs):
+def score(prediction, y, task):
+    """``(metric1, metric2)`` of a prediction: accuracy and ROC AUC (macro one-vs-rest for multiclass) for
+    classification, RMSE and R^2 for regression.
+
+    Parameters
+    ----------
+    prediction : tuple or array-like
+        ``(classes, proba)`` for classification, the predictions for regression.
+    y : numpy.ndarray
+        True targets.
+    task : {"classification", "regression"}
+    """
+    if task == "classification":
+        classes, proba = prediction
+        proba = np.asarray(proba, dtype=np.float64)
+        proba /= proba.sum(axis=1, keepdims=True)
+        metric1 = accuracy_score(y, np.asarray(classes)[proba.argmax(axis=1)])
+        if len(classes) == 2:
+            metric2 = roc_auc_score(y == classes[1], proba[:, 1])
+        else:
+            metric2 = roc_auc_score(y, proba, multi_class="ovr", average="macro", labels=classes)
+    else:
+        prediction = np.asarray(prediction, dtype=np.float64).ravel()
+        metric1 = float(np.sqrt(mean_squared_error(y, prediction)))
+        metric2 = r2_score(y, prediction)
+    return float(metric1), float(metric2)
+
+
+def measure(fit, predict, y_test, task, epochs, train=None):
     """Fit, predict the test rows and score one model.
 
     Parameters
@@ -328,12 +386,16 @@ def measure(fit, predict, y_test, task, epochs):
         Kind of target.
     epochs : callable
         ``epochs(model)`` returns the number of epochs (boosting: iterations) run.
+    train : tuple, default=None
+        ``(predict_train, y_train)``: ``predict_train(model)`` predicts the rows given to ``fit`` (as ``predict``
+        does the test rows), ``y_train`` their targets; when given, they are scored too (after the timings).
 
     Returns
     -------
     dict
         ``metric1`` (accuracy or RMSE), ``metric2`` (ROC AUC or R^2), ``fit_s``, ``fit_cpu_s`` (CPU seconds of
-        this process, all threads, during fit), ``epochs``, ``predict_rows_s``, ``peak_mib``.
+        this process, all threads, during fit), ``epochs``, ``predict_rows_s``, ``peak_mib``; with ``train`` also
+        ``train_metric1``, ``train_metric2`` and ``train_rows``.
     """
     with PeakRSS() as memory:
         start, start_cpu = time.perf_counter(), time.process_time()
@@ -342,28 +404,21 @@ def measure(fit, predict, y_test, task, epochs):
     start = time.perf_counter()
     prediction = predict(model)
     predict_seconds = time.perf_counter() - start
-    if task == "classification":
-        classes, proba = prediction
-        proba = np.asarray(proba, dtype=np.float64)
-        proba /= proba.sum(axis=1, keepdims=True)
-        metric1 = accuracy_score(y_test, np.asarray(classes)[proba.argmax(axis=1)])
-        if len(classes) == 2:
-            metric2 = roc_auc_score(y_test == classes[1], proba[:, 1])
-        else:
-            metric2 = roc_auc_score(y_test, proba, multi_class="ovr", average="macro", labels=classes)
-    else:
-        prediction = np.asarray(prediction, dtype=np.float64).ravel()
-        metric1 = float(np.sqrt(mean_squared_error(y_test, prediction)))
-        metric2 = r2_score(y_test, prediction)
-    return dict(
-        metric1=float(metric1),
-        metric2=float(metric2),
+    metric1, metric2 = score(prediction, y_test, task)
+    result = dict(
+        metric1=metric1,
+        metric2=metric2,
         fit_s=fit_seconds,
         fit_cpu_s=fit_cpu,
         epochs=int(epochs(model)),
         predict_rows_s=len(y_test) / predict_seconds,
         peak_mib=memory.increase_mib,
     )
+    if train is not None:
+        predict_train, y_train = train
+        result["train_metric1"], result["train_metric2"] = score(predict_train(model), y_train, task)
+        result["train_rows"] = len(y_train)
+    return result
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -408,7 +463,8 @@ def build(cell, task, data=None):
         ``dataset``, ``model``, ``config``, ``seed``, ``quick``, ``max_epochs``, ``threads``.
     task : {"classification", "regression"}
     data : dict, default=None
-        The prepared data set (:func:`prepare`); only pytorch-tabnet needs it (``cat_idxs``, ``cat_dims``).
+        The prepared data set (:func:`prepare`); only pytorch-tabnet (``cat_idxs``, ``cat_dims``) and CatBoost
+        (``cat_features``) need it.
 
     Returns
     -------
@@ -417,9 +473,9 @@ def build(cell, task, data=None):
     fit_params : dict
         Extra keyword arguments of ``fit`` that are part of the protocol.
     key_params : dict
-        The estimator's class and ``get_params(deep=False)`` (without ``n_jobs``; pytorch-tabnet without the
-        data-derived ``cat_idxs`` / ``cat_dims``; sparsetab without the parameters at their legacy value), plus
-        ``fit_params``.
+        The estimator's class and ``get_params(deep=False)`` (without ``n_jobs`` / CatBoost's ``thread_count``;
+        pytorch-tabnet without the data-derived ``cat_idxs`` / ``cat_dims``, CatBoost without ``cat_features``;
+        sparsetab without the parameters at their legacy value), plus ``fit_params``.
     """
     classification = task == "classification"
     model, config, seed = cell["model"], cell["config"], cell["seed"]
@@ -459,10 +515,21 @@ def build(cell, task, data=None):
             raise ValueError(f"LightGBM has no configuration {config!r} (defaults)")
         estimator_class = lightgbm.LGBMClassifier if classification else lightgbm.LGBMRegressor
         estimator = estimator_class(random_state=seed, n_jobs=cell["threads"], verbose=-1)
+    elif model == "CatBoost":
+        if catboost is None:
+            raise ImportError("CatBoost is not installed")
+        if config != "defaults":
+            raise ValueError(f"CatBoost has no configuration {config!r} (defaults)")
+        estimator_class = catboost.CatBoostClassifier if classification else catboost.CatBoostRegressor
+        estimator = estimator_class(
+            random_seed=seed, verbose=0, thread_count=cell["threads"], allow_writing_files=False
+        )
+        if data is not None:
+            estimator.set_params(cat_features=categorical_columns(data["X_train"]))
     else:
         raise ValueError(f"unknown model {model!r}")
     params = estimator.get_params(deep=False)
-    for name in ("n_jobs", "cat_idxs", "cat_dims"):
+    for name in ("n_jobs", "thread_count", "cat_idxs", "cat_dims", "cat_features"):
         params.pop(name, None)
     if model == "sparsetab":
         # A parameter at its legacy value trains as before it existed: leaving it out of the key keeps the
@@ -501,6 +568,8 @@ def versions_for(model):
         found.update({"pytorch-tabnet": _version("pytorch-tabnet"), "torch": torch.__version__.split("+")[0]})
     elif model == "LightGBM":
         found["lightgbm"] = lightgbm.__version__ if lightgbm is not None else "not installed"
+    elif model == "CatBoost":
+        found["catboost"] = catboost.__version__ if catboost is not None else "not installed"
     return found
 
 
@@ -509,8 +578,22 @@ def task_of(name):
     return "regression" if name in ("california_housing", "diamonds") else "classification"
 
 
+def key_protocol(cell):
+    """The protocol string of ``cell``'s key: ``TUNED_PROTOCOL`` for a tuned cell, else ``PROTOCOL`` under
+    ``--protocol validation`` and ``USER_PROTOCOL`` (sparsetab) / ``USER_PEER_PROTOCOL`` (the peers) under
+    ``--protocol user``."""
+    if cell["config"] == "tuned":
+        return TUNED_PROTOCOL
+    if cell.get("protocol", "validation") == "user":
+        return USER_PROTOCOL if cell["model"] == "sparsetab" else USER_PEER_PROTOCOL
+    return PROTOCOL
+
+
 def cell_key(cell):
     """The cache key of ``cell`` (a JSON-safe dict; see ``_cache.py``).
+
+    Under ``--protocol user`` a sparsetab cell's key also holds the hash of the rules behind its ``"auto"``
+    parameters (:func:`auto_rules_hash`): they decide how a fit without ``X_val`` trains.
 
     Raises
     ------
@@ -518,19 +601,40 @@ def cell_key(cell):
         Whatever constructing the estimator raises (unknown configuration or parameter).
     """
     _, _, key_params = build(cell, task_of(cell["dataset"]))
+    protocol = key_protocol(cell)
     key = dict(
         dataset=cell["dataset"],
         model=cell["model"],
         config=cell["config"],
         seed=cell["seed"],
-        protocol=TUNED_PROTOCOL if cell["config"] == "tuned" else PROTOCOL,
+        protocol=protocol,
         quick=dict(rows=QUICK_ROWS, epochs=QUICK_EPOCHS) if cell["quick"] else False,
         versions=versions_for(cell["model"]),
         **key_params,
     )
     if cell["config"] == "tuned":
         key["tuning"] = tuning_settings(cell)
+    if protocol == USER_PROTOCOL:
+        key["auto_rules"] = auto_rules_hash()
     return json_safe(key)
+
+
+def auto_rules_hash():
+    """SHA-256 (16 hex digits) of the rules behind ``"auto"``: the code of ``sparsetab._params``'s resolvers.
+
+    ``small_tables.py`` keys its user-protocol cells by it too: the syntax trees of
+    the ``resolve_*`` functions without their docstrings, and the ``AUTO_*`` constants, so that documenting a rule
+    keeps the cells and changing one re-measures them.
+    """
+    parts = []
+    for name, function in sorted(vars(params_module).items()):
+        if name.startswith("resolve_") and callable(function):
+            tree = ast.parse(inspect.getsource(function)).body[0]
+            if ast.get_docstring(tree) is not None:
+                tree.body = tree.body[1:]
+            parts.append(ast.dump(tree))
+    constants = {name: value for name, value in vars(params_module).items() if name.startswith("AUTO_")}
+    return hashlib.sha256(("".join(parts) + repr(sorted(constants.items()))).encode()).hexdigest()[:16]
 
 
 def tuning_settings(cell):
@@ -556,19 +660,56 @@ def tuning_settings(cell):
 def _predictor(data, codes=False, category=False):
     """``predict(model)`` on the test rows in the representation the model was fitted on."""
     X_test = data["X_test_codes"] if codes else data["X_test_cat"] if category else data["X_test"]
-    if data["task"] == "classification":
-        return lambda model: (model.classes_, model.predict_proba(X_test))
-    return lambda model: model.predict(X_test)
+    return _rows_predictor(data["task"], X_test)
 
 
-def fit_once(data, estimator, model, fit_params):
+def _rows_predictor(task, X):
+    """``predict(model)`` on the rows ``X``: ``(classes, proba)`` for classification, the predictions otherwise."""
+    if task == "classification":
+        return lambda model: (model.classes_, model.predict_proba(X))
+    return lambda model: model.predict(X)
+
+
+def categorical_columns(X):
+    """The columns of ``X`` that are categorical for sparsetab (:func:`is_categorical`), in order."""
+    return [column for column in X.columns if is_categorical(X[column])]
+
+
+def with_string_categories(data):
+    """``X_train, X_test`` for CatBoost: the categorical columns as str (missing values as "nan"), built once per
+    prepared data set."""
+    if "X_train_str" not in data:
+        converted = []
+        for X in (data["X_train"], data["X_test"]):
+            X = X.copy()
+            for column in categorical_columns(data["X_train"]):
+                X[column] = X[column].astype(str).fillna("nan")  # pandas >= 3 keeps NaN through astype(str)
+            converted.append(X)
+        data["X_train_str"], data["X_test_str"] = converted
+    return data["X_train_str"], data["X_test_str"]
+
+
+def fit_once(data, estimator, model, fit_params, protocol="validation"):
     """Fit ``estimator`` (a cell's model) by the single-fit protocol and measure it (:func:`measure`).
 
-    sparsetab: fit rows with early stopping on the validation rows; pytorch-tabnet: integer-coded fit rows with the
-    validation rows as ``eval_set``; boosting: all the training rows (pandas category columns as categorical).
+    sparsetab: fit rows with early stopping on the validation rows (``protocol="validation"``), or
+    ``fit(X_train, y_train)`` on all the training rows without ``X_val`` (``protocol="user"``: its
+    ``early_stopping="auto"`` rules decide); pytorch-tabnet: integer-coded fit rows with the validation rows as
+    ``eval_set``; HistGradientBoosting and LightGBM: all the training rows (pandas category columns as categorical);
+    CatBoost: all the training rows (categorical columns as str, ``cat_features``). Under ``protocol="user"`` the
+    error on the rows given to ``fit`` is measured too (``train_metric1``, ``train_metric2``).
     """
     task = data["task"]
+    user = protocol == "user"
     if model == "sparsetab":
+        if user:
+            X_train, y_train = data["X_train"], data["y_train"]
+
+            def fit():
+                return estimator.fit(X_train, y_train)
+
+            train = (_rows_predictor(task, X_train), y_train)
+            return measure(fit, _predictor(data), data["y_test"], task, lambda m: m.n_iter_, train)
 
         def fit():
             return estimator.fit(data["X_fit"], data["y_fit"], X_val=data["X_val"], y_val=data["y_val"])
@@ -586,16 +727,30 @@ def fit_once(data, estimator, model, fit_params):
                 estimator.fit(X_fit, y_fit, eval_set=[(X_val, y_val)], **fit_params)
             return estimator
 
-        return measure(fit, _predictor(data, codes=True), data["y_test"], task, lambda m: len(m.history["loss"]))
+        train = (_rows_predictor(task, X_fit), data["y_fit"]) if user else None
+        return measure(fit, _predictor(data, codes=True), data["y_test"], task, lambda m: len(m.history["loss"]), train)
+    if model == "CatBoost":
+        X_train, X_test = with_string_categories(data)
+        train = (_rows_predictor(task, X_train), data["y_train"]) if user else None
+        return measure(
+            lambda: estimator.fit(X_train, data["y_train"]),
+            _rows_predictor(task, X_test),
+            data["y_test"],
+            task,
+            lambda m: m.tree_count_,
+            train,
+        )
     iterations = (
         (lambda m: m.n_iter_) if model == "HistGradientBoosting" else (lambda m: m.booster_.current_iteration())
     )
+    train = (_rows_predictor(task, data["X_train_cat"]), data["y_train"]) if user else None
     return measure(
         lambda: estimator.fit(data["X_train_cat"], data["y_train"]),
         _predictor(data, category=True),
         data["y_test"],
         task,
         iterations,
+        train,
     )
 
 
@@ -670,13 +825,18 @@ def run_cell(cell, cache_root, key):
             if cell["config"] == "tuned":
                 result = run_tuned(data, cell, estimator)
             else:
-                result = fit_once(data, estimator, cell["model"], fit_params)
+                result = fit_once(data, estimator, cell["model"], fit_params, cell.get("protocol", "validation"))
             result["cpu_s"] = time.process_time() - start_cpu
     except Exception as exc:
         traceback.print_exc()
         return dict(error=_cell_error(exc))
+    result.update(error_value=error_of(cell["dataset"], data["task"], result["metric1"], result["metric2"]))
+    if "train_metric1" in result:
+        result.update(
+            protocol=key_protocol(cell),
+            train_error_value=error_of(cell["dataset"], data["task"], result["train_metric1"], result["train_metric2"]),
+        )
     result.update(
-        error_value=error_of(cell["dataset"], data["task"], result["metric1"], result["metric2"]),
         data=data_info(data),
         cpu_model=cpu_model(),
         logical_cores=os.cpu_count(),
@@ -949,6 +1109,7 @@ class Report:
         ("pytorch-tabnet", "defaults"): "pytorch-tabnet (defaults)",
         ("HistGradientBoosting", "defaults"): "HistGradientBoosting",
         ("LightGBM", "defaults"): "LightGBM",
+        ("CatBoost", "defaults"): "CatBoost",
         ("sparsetab", "tuned"): "sparsetab (tuned)",
         ("HistGradientBoosting", "tuned"): "HistGradientBoosting (tuned)",
     }
@@ -979,8 +1140,9 @@ class Report:
         Returns
         -------
         dict
-            ``done`` (seeds measured), ``of``, ``metric`` (list), ``error`` (list), ``fit_s`` (mean), ``errors``
-            (the failure messages), ``results`` (the successful results).
+            ``done`` (seeds measured), ``of``, ``metric`` (list), ``error`` (list), ``train_error`` (list, the cells
+            that recorded it: ``--protocol user``), ``fit_s`` (mean), ``errors`` (the failure messages), ``results``
+            (the successful results).
         """
         found = [self.get(name, model, config, seed) for seed in seeds]
         ok = [r for r in found if r is not None and "error" not in r]
@@ -990,6 +1152,7 @@ class Report:
             of=len(seeds),
             metric=metric,
             error=[r["error_value"] for r in ok],
+            train_error=[r["train_error_value"] for r in ok if "train_error_value" in r],
             fit_s=float(np.mean([r["fit_s"] for r in ok])) if ok else None,
             errors=sorted({r["error"] for r in found if r is not None and "error" in r}),
             results=ok,
@@ -1015,6 +1178,7 @@ class Report:
         args = self.args
         usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
         lightgbm_version = lightgbm.__version__ if lightgbm is not None else "not installed (skipped)"
+        catboost_version = catboost.__version__ if catboost is not None else "not installed (skipped)"
         cells = self.cells()
         counts = {origin: list(self.origin.values()).count(origin) for origin in ("measured", "cache", "failed")}
         cpu_total = sum(r.get("cpu_s", r.get("fit_cpu_s", 0.0)) for r in cells)
@@ -1028,7 +1192,8 @@ class Report:
             "at once" + (" (fit times measured under load)" if args.jobs > 1 else "") + ".",
             f"Versions: Python {platform.python_version()}, torch {torch.__version__}, scikit-learn "
             f"{sklearn.__version__}, pytorch-tabnet {_version('pytorch-tabnet')}, sparsetab {sparsetab.__version__}, "
-            f"LightGBM {lightgbm_version}, pandas {pd.__version__}, numpy {np.__version__}.",
+            f"LightGBM {lightgbm_version}, CatBoost {catboost_version}, pandas {pd.__version__}, numpy "
+            f"{np.__version__}.",
             "Command: `" + " ".join(shlex.quote(a) for a in ["python", *sys.argv]) + "`",
             f"Cells: {len(self.origin)} ({counts['measured']} measured in this run, {counts['cache']} read from the "
             f"cache `{_relative(args.cache_dir)}`, {counts['failed']} failed). Measured on: "
@@ -1038,6 +1203,15 @@ class Report:
             f"{fit_cpu_total:,.0f} s), cached or not. Wall time of this run: "
             f"{time.perf_counter() - self.start:,.0f} s.",
         ]
+        if args.protocol == "user":
+            lines.insert(
+                2,
+                f"Protocol: user (`--protocol user`; cache keys `{USER_PROTOCOL}` for sparsetab, "
+                f"`{USER_PEER_PROTOCOL}` for the peers): sparsetab is fitted with `fit(X_train, y_train)` on all the "
+                'training rows, no `X_val`, so its own `early_stopping="auto"` rules decide; pytorch-tabnet keeps '
+                "its `eval_set` protocol; the boosting models are fitted on all the training rows as always. Training "
+                "errors are recorded (see the protocol notes).",
+            )
         if len(sources) > 1:
             lines.append(
                 f"Note: the sparsetab cells come from {len(sources)} different versions of the sparsetab source "
@@ -1141,21 +1315,38 @@ class Report:
         return f"{summary['done']}/{summary['of']}"
 
     def seeds_table(self):
-        """Table 3: mean and range over seeds, error ratio to HistGradientBoosting, and the goal summary."""
+        """Table 3: mean and range over seeds, error ratios to HistGradientBoosting (and CatBoost when it is in the
+        plan), their geometric means over the data sets, and the goal summary; under ``--protocol user`` the
+        training error next to the test error."""
         datasets, seeds, models = self.plan["seeds"]
-        lines = [
+        references = [("HistGradientBoosting", "HGB")]
+        if ("CatBoost", "defaults") in models:
+            references.append(("CatBoost", "CatBoost"))
+        user = self.args.protocol == "user"
+        intro = (
             f"Seeds {', '.join(map(str, seeds))}. Error: 1 - accuracy (1 - ROC AUC for "
-            f"{', '.join(AUC_ERROR)}), RMSE for regression; error / HGB is the ratio of the mean errors.",
-            "",
-            "| data set | model | metric | mean | range | error mean | error / HGB | fit s mean | seeds |",
-            "|---|---|---|---|---|---|---|---|---|",
-        ]
+            f"{', '.join(AUC_ERROR)}), RMSE for regression; error / HGB is the ratio of the mean errors."
+        )
+        if len(references) > 1:
+            intro += " error / CatBoost: the same against CatBoost."
+        if user:
+            intro += (
+                " train error: the same error on the rows given to `fit` (sparsetab and the boosting models: all the "
+                "training rows, including any sparsetab holds out itself; pytorch-tabnet: the fit rows, not its "
+                "`eval_set`), mean over the seeds."
+            )
+        columns = ["data set", "model", "metric", "mean", "range", "error mean"]
+        columns += ["train error mean"] if user else []
+        columns += [f"error / {short}" for _, short in references] + ["fit s mean", "seeds"]
+        lines = [intro, "", "| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
         failures = []
         goal = []
+        ratios = {(model, config): {short: [] for _, short in references} for model, config in models}
         for name in datasets:
             task = task_of(name)
-            hgb = self.summary(name, "HistGradientBoosting", "defaults", seeds)
-            hgb_error = self._mean(hgb["error"])
+            reference_errors = {
+                short: self._mean(self.summary(name, model, "defaults", seeds)["error"]) for model, short in references
+            }
             means = {}
             for model, config in models:
                 summary = self.summary(name, model, config, seeds)
@@ -1165,16 +1356,54 @@ class Report:
                 if summary["errors"]:
                     failures += [f"- {name}, {self.label(model, config)}: {message}" for message in summary["errors"]]
                     seeds_text += " (failed: see below)"
-                lines.append(
-                    f"| {name} | {self.label(model, config)} | {self.metric_name(name, task)} | "
-                    f"{_format(self._mean(summary['metric']), '.4f')} | {self._range(summary['metric'], '.4f')} | "
-                    f"{_format(error, '.4f')} | {_ratio(error, hgb_error, '.3f')} | "
-                    f"{_format(summary['fit_s'], '.1f')} | {seeds_text} |"
-                )
+                cells = [
+                    name,
+                    self.label(model, config),
+                    self.metric_name(name, task),
+                    _format(self._mean(summary["metric"]), ".4f"),
+                    self._range(summary["metric"], ".4f"),
+                    _format(error, ".4f"),
+                ]
+                if user:
+                    cells.append(_format(self._mean(summary["train_error"]), ".4f"))
+                for _, short in references:
+                    reference = reference_errors[short]
+                    cells.append(_ratio(error, reference, ".3f"))
+                    if error is not None and reference is not None and reference > 0 and error > 0:
+                        ratios[model, config][short].append(error / reference)
+                cells += [_format(summary["fit_s"], ".1f"), seeds_text]
+                lines.append("| " + " | ".join(cells) + " |")
             goal.append((name, means))
+        lines += ["", *self.geometric_mean_lines(models, references, ratios, len(datasets))]
         if failures:
             lines += ["", "Failed cells:", "", *failures]
         lines += ["", *self.goal_lines(goal, len(seeds))]
+        return lines
+
+    def geometric_mean_lines(self, models, references, ratios, n_datasets):
+        """Under Table 3: per model row, the geometric mean and the worst of its error ratios over the data sets."""
+        names = " and ".join(f"error / {short}" for _, short in references)
+        columns = ["model"]
+        for _, short in references:
+            columns += [f"error / {short}, geometric mean", f"worst / {short}", "data sets"]
+        lines = [
+            f"Geometric mean over the data sets of {names} (the ratios of the mean errors above; a data set counts "
+            "where both mean errors are measured and above 0):",
+            "",
+            "| " + " | ".join(columns) + " |",
+            "|" + "---|" * len(columns),
+        ]
+        for model, config in models:
+            cells = [self.label(model, config)]
+            for _, short in references:
+                values = ratios[model, config][short]
+                geometric = float(np.exp(np.mean(np.log(values)))) if values else None
+                cells += [
+                    _format(geometric, ".3f"),
+                    _format(max(values) if values else None, ".3f"),
+                    f"{len(values)} of {n_datasets}",
+                ]
+            lines.append("| " + " | ".join(cells) + " |")
         return lines
 
     def goal_lines(self, goal, n_seeds):
@@ -1345,14 +1574,17 @@ class Report:
         """Markdown bullet list describing what was run."""
         args = self.args
         epochs = f"{QUICK_EPOCHS} (--quick)" if args.quick else str(args.max_epochs)
-        notes = [
+        splits = self.user_protocol_notes() or [
             "- Splits: the test rows are fixed per data set (see the data set table). For each seed the training rows "
             "are split (random_state = seed, stratified for classification) into 90% fit rows and 10% validation "
             "rows; both TabNets train on the fit rows and early-stop on the same validation rows (sparsetab: "
             "`fit(X, y, X_val=..., y_val=...)`, pytorch-tabnet: `eval_set`). HistGradientBoosting and LightGBM are "
             "fitted on all the training rows with their defaults (HistGradientBoosting's early stopping 'auto' holds "
             "out its own 10% above 10,000 rows; LightGBM: 100 trees, no early stopping). The seed is also every "
-            "model's random state.",
+            "model's random state."
+        ]
+        notes = [
+            *splits,
             f"- Table 1: both TabNets n_d = n_a = 8, n_steps 3, gamma 1.3, n_independent = n_shared = 2, "
             f"lambda_sparse 1e-3, momentum 0.02, batch 1024, virtual batch 128, Adam lr 0.02, sparsemax, cat_emb_dim "
             f"1, max_epochs {epochs}, patience {PATIENCE} on the validation loss (pytorch-tabnet "
@@ -1409,7 +1641,41 @@ class Report:
             )
         if lightgbm is None:
             notes.append("- LightGBM is not installed: skipped.")
+        if any(("CatBoost", "defaults") in models for _, _, models in self.plan.values()):
+            notes.append(
+                "- CatBoost (Tables 2 and 3): `CatBoostClassifier` / `CatBoostRegressor(random_seed=seed, verbose=0, "
+                "thread_count=<threads>, allow_writing_files=False)` with `cat_features` = the categorical columns "
+                "converted to str (numeric columns as they are), fitted on all the training rows with its defaults "
+                "(1,000 trees of depth 6, no early stopping without an eval set); epochs are its trees. Fit seconds "
+                "exclude the str conversion."
+            )
+        elif catboost is None and any(table in ("defaults", "seeds") for table in self.plan):
+            notes.append("- CatBoost is not installed: skipped.")
         return notes
+
+    def user_protocol_notes(self):
+        """The splits and training-error notes of ``--protocol user`` (none under ``--protocol validation``)."""
+        if self.args.protocol != "user":
+            return []
+        return [
+            f"- Splits, PROTOCOL USER (`--protocol user`; cache keys `{USER_PROTOCOL}` for sparsetab, "
+            f"`{USER_PEER_PROTOCOL}` for the peers): the test rows are fixed per data set (see the data set table). "
+            "sparsetab is fitted as users call it, `fit(X_train, y_train)` on all the training rows (fit + validation "
+            "rows of the data set table, in their original order: the rows the boosting models get) without `X_val`, "
+            'so its own `early_stopping="auto"` rules decide whether it holds out rows of its own and how it uses '
+            "them (the key of a sparsetab cell holds the hash of those rules, as small_tables.py's does). "
+            "pytorch-tabnet keeps the validation protocol: for each seed the training rows are split (random_state = "
+            "seed, stratified for classification) into 90% fit rows and 10% validation rows, and it trains on the fit "
+            "rows and early-stops on the validation rows (`eval_set`); it has no user protocol without `eval_set` "
+            "(its `fit` without one does no early stopping and trains all `max_epochs`, keeping the last epoch's "
+            "weights). HistGradientBoosting and LightGBM are fitted on all the training rows with their defaults "
+            "(HistGradientBoosting's early stopping 'auto' holds out its own 10% above 10,000 rows; LightGBM: 100 "
+            "trees, no early stopping), as under the default protocol. The seed is also every model's random state.",
+            "- Train error (`--protocol user`, Table 3): the error of the test columns (same metric) on the rows given "
+            "to `fit`: sparsetab and the boosting models all the training rows (including any rows sparsetab holds out "
+            "itself), pytorch-tabnet its fit rows (not the `eval_set` rows). It is predicted after the timings (not in "
+            "fit s or predict rows/s; in the cell's CPU seconds).",
+        ]
 
     def markdown(self):
         """The whole Markdown report of the cells finished so far."""
@@ -1435,14 +1701,15 @@ class Report:
 def table_plan(args):
     """``{table: (data sets, seeds, [(model, config), ...])}`` of the requested tables."""
     boosting = [("HistGradientBoosting", "defaults")] + ([("LightGBM", "defaults")] if lightgbm is not None else [])
+    with_catboost = [*boosting] + ([("CatBoost", "defaults")] if catboost is not None else [])
     models = {
         "same": [("sparsetab", "same"), ("pytorch-tabnet", "same"), *boosting],
-        "defaults": [("sparsetab", "defaults"), ("pytorch-tabnet", "defaults"), *boosting],
+        "defaults": [("sparsetab", "defaults"), ("pytorch-tabnet", "defaults"), *with_catboost],
         "seeds": [
             ("sparsetab", "old_defaults"),
             ("sparsetab", "defaults"),
             ("pytorch-tabnet", "defaults"),
-            *boosting,
+            *with_catboost,
         ],
         "screen": [("sparsetab", variant) for variant in args.variants] + [("HistGradientBoosting", "defaults")],
         "tuned": [
@@ -1481,6 +1748,7 @@ def planned_cells(plan, args):
                             seed=seed,
                             quick=args.quick,
                             max_epochs=args.max_epochs,
+                            protocol=args.protocol,
                             threads=args.threads,
                             jobs=args.jobs,
                             command=command,
@@ -1542,13 +1810,21 @@ def parse_args(argv=None):
     )
     seeds.add_argument("--seed", type=int, help="the same as --seeds SEED")
     parser.add_argument("--max-epochs", type=int, default=100, help="max_epochs of Table 1 (default 100)")
-    parser.add_argument("--threads", type=int, default=1, help="threads per cell (torch, OpenMP, LightGBM)")
+    parser.add_argument("--threads", type=int, default=1, help="threads per cell (torch, OpenMP, LightGBM, CatBoost)")
     parser.add_argument("--jobs", type=int, default=1, help="cells run at once in separate processes (default 1)")
     parser.add_argument("--refresh", action="store_true", help="re-measure cached cells (and overwrite them)")
     parser.add_argument(
         "--cache-dir",
         help=f"cell cache (default {CACHE_DIR.relative_to(RESULTS_DIR.parent.parent)}, "
         f"under --quick {QUICK_CACHE_DIR.relative_to(RESULTS_DIR.parent.parent)})",
+    )
+    parser.add_argument(
+        "--protocol",
+        choices=PROTOCOLS,
+        default="validation",
+        help="validation (default): sparsetab fit(X_fit, y_fit, X_val=..., y_val=...) on 90%% of the training rows, "
+        "early stopping on the other 10%%; user: sparsetab fit(X_train, y_train) on all of them, its own "
+        "early_stopping='auto' rules, and the training error of every model recorded (not with --tables tuned)",
     )
     parser.add_argument("--output", help="also write the Markdown to this file (rewritten as cells finish)")
     parser.add_argument(
@@ -1563,6 +1839,8 @@ def parse_args(argv=None):
         args.cache_dir = str(QUICK_CACHE_DIR if args.quick else CACHE_DIR)
     if args.jobs < 1 or args.threads < 1:
         parser.error("--jobs and --threads must be at least 1")
+    if args.protocol == "user" and "tuned" in args.tables:
+        parser.error("--protocol user does not apply to --tables tuned (its searches score on the validation rows)")
     return args
 
 
@@ -1578,6 +1856,8 @@ def main(argv=None):
     torch.set_num_threads(args.threads)
     if lightgbm is None:
         print("note: LightGBM is not importable; it is skipped.", file=sys.stderr)
+    if catboost is None:
+        print("note: CatBoost is not importable; it is skipped.", file=sys.stderr)
     plan = table_plan(args)
     report = Report(args, plan)
     cells = planned_cells(plan, args)

@@ -68,13 +68,16 @@ def run_cell(table, seed, first):
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     import small_tables
     import torch
+
     from sparsetab import SparseTabNetClassifier, SparseTabNetRegressor
 
     torch.set_num_threads(1)
     X, y, X_test, y_test, task = small_tables.load_table(table)
     classification = task == "classification"
     estimator = SparseTabNetClassifier if classification else SparseTabNetRegressor
-    first_params = dict(early_stopping=True) if first == "patience" else dict(early_stopping=True, n_iter_no_change=1000)
+    first_params = dict(early_stopping=True)
+    if first == "selection":
+        first_params["n_iter_no_change"] = 1000
     first_model = estimator(random_state=seed, **first_params)
     record = dict(table=table, seed=seed, first_pass=first, cpu_model=cpu_model())
     record["first_s"] = _fit(first_model, X, y)

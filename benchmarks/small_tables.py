@@ -36,10 +36,7 @@ source, so a changed rule is re-measured, and a killed run resumes. Run::
 """
 
 import argparse
-import ast
 import functools
-import hashlib
-import inspect
 import os
 import sys
 import time
@@ -179,28 +176,8 @@ def cell_key(table, model, config, seed):
     key = dict(dataset=table, model=model, config=config, seed=seed, protocol="user: fit(X, y)")
     if model == "sparsetab":
         key["params"] = configs.resolve(config, SparseTabNetClassifier().get_params().keys())
-        key["auto_rules"] = auto_rules_hash()
+        key["auto_rules"] = compare.auto_rules_hash()
     return key
-
-
-def auto_rules_hash():
-    """SHA-256 (16 hex digits) of the rules behind ``"auto"``: the code of ``sparsetab._params``'s resolvers.
-
-    Part of a sparsetab cell's key, so that ``defaults`` measured before and after a change of what
-    ``early_stopping="auto"`` or ``batch_size="auto"`` mean are different cells. Docstrings and comments
-    are left out (the syntax tree without docstrings is hashed), so documenting a rule keeps its cells.
-    """
-    from sparsetab import _params
-
-    parts = []
-    for name, function in sorted(vars(_params).items()):
-        if name.startswith("resolve_") and callable(function):
-            tree = ast.parse(inspect.getsource(function)).body[0]
-            if ast.get_docstring(tree) is not None:
-                tree.body = tree.body[1:]
-            parts.append(ast.dump(tree))
-    constants = {name: value for name, value in vars(_params).items() if name.startswith("AUTO_")}
-    return hashlib.sha256(("".join(parts) + repr(sorted(constants.items()))).encode()).hexdigest()[:16]
 
 
 def run_cell(table, model, config, seed, key):
