@@ -17,9 +17,10 @@ from sklearn.utils import _safe_indexing, check_random_state
 from sklearn.utils.validation import _check_sample_weight, _num_samples, check_consistent_length
 
 from ._columns import attention_groups, embedding_dims
-from ._ensemble import EnsembleMixin
+from ._ensemble import MEMBER_ATTRIBUTES, EnsembleMixin
 from ._inference import INFERENCE_BATCH_ROWS, InferenceMixin, forward_in_batches
 from ._params import (
+    AUTO_REFIT_KEEPS_FIRST_PASS,
     NETWORK_PARAMETERS,
     LegacyParametersMixin,
     fit_bin_edges,
@@ -291,9 +292,10 @@ class BaseSparseTabNet(
         n_rows=None,
         refit_epochs=None,
         tasks=None,
+        first_pass_members=None,
     ):
-        # refit_epochs (one count per member) and tasks are given only by the refit on all rows that
-        # follows a fit whose held-out rows chose the number of epochs (see resolve_epoch_refit).
+        # refit_epochs (one count per member), tasks and first_pass_members are given only by the refit on
+        # all rows that follows a fit whose held-out rows chose the number of epochs (resolve_epoch_refit).
         refit_arguments = (frame, y, sample_weight)
         targets = kind.encode(y, "y")
         if len(targets) != frame.shape[0]:
@@ -332,6 +334,13 @@ class BaseSparseTabNet(
             and resolve_epoch_refit(self.early_stopping, n_training_rows, has_validation)
         )
         early_stopping = refit_epochs is None and (early_stopping or refit)
+        if refit and encoding is None and self.pretrained is None:
+            # Learned once, on every row, so that the first pass's network and the refit's read one encoding
+            # and can be averaged (AUTO_REFIT_KEEPS_FIRST_PASS). It sees no target.
+            encoding = TabularEncoding(
+                self.categorical_features, numerical_transform=self.numerical_transform, random_state=seed
+            )
+            encoding.fit_transform(frame)
         frame_val = None
         if early_stopping and not has_validation:
             train_index, val_index = split_validation(
@@ -458,9 +467,11 @@ class BaseSparseTabNet(
         except BaseException:
             self._fitted = False
             raise
+        if first_pass_members is not None:
+            self._add_members(*first_pass_members)
         self._shuffle_random_state = self.random_state if isinstance(self.random_state, numbers.Integral) else None
         if refit and not stopped_by:  # a fit stopped by the user or by non-finite values is not repeated
-            self._refit_on_all_rows(kind, refit_arguments, chosen_epochs, tasks, len(frame_val))
+            self._refit_on_all_rows(kind, refit_arguments, chosen_epochs, tasks, len(frame_val), encoding)
             return
         rows = self._importance_rows(X_train, random_state)
         if incremental:  # computed on first access: a stream of partial_fit calls does not pay for it each time
@@ -470,17 +481,20 @@ class BaseSparseTabNet(
         if tasks is not None and own_tasks:
             tasks.fit_end()
 
-    def _refit_on_all_rows(self, kind, arguments, epochs, tasks, n_held_out):
-        """Train again on every row for the number of epochs the held-out rows chose (one per member).
+    def _refit_on_all_rows(self, kind, arguments, epochs, tasks, n_held_out, encoding):
+        """Train again on every row for the number of epochs the held-out rows chose (one count per member).
 
-        The fitted network, encoding, ``loss_curve_`` and ``n_iter_`` become those of the refit;
-        ``validation_scores_``, ``best_iteration_`` and ``best_validation_score_`` (each member's,
-        for an ensemble) stay those of the first pass, which chose the count: ``best_iteration_ + 1``.
+        The refit's networks come first (member 0 is the refit of the fit's own seed: its
+        ``loss_curve_`` and ``n_iter_`` are the estimator's); with :data:`AUTO_REFIT_KEEPS_FIRST_PASS`
+        the first pass's networks follow as further members, each with its own history, and
+        the predictions average them all. ``validation_scores_``, ``best_iteration_`` and
+        ``best_validation_score_`` of refit member ``i`` are those of first-pass member ``i``,
+        whose best epoch chose its count: ``best_iteration_ + 1``.
         """
         frame, y, sample_weight = arguments
-        # Member 0's record is the estimator's own attributes; the other members' are in _ensemble_members.
-        selection = [{name: getattr(self, name) for name in SELECTION_ATTRIBUTES}]
-        selection += [dict(state) for state in getattr(self, "_ensemble_members", [])]
+        first_networks = ensemble_members(self.network_)
+        first_states = [{name: getattr(self, name) for name in MEMBER_ATTRIBUTES}]
+        first_states += [dict(state) for state in vars(self).pop("_ensemble_members", [])]
         if self.verbose:
             counts = ", ".join(str(count) for count in epochs)
             print(
@@ -498,13 +512,14 @@ class BaseSparseTabNet(
             None,
             incremental=False,
             first_pass=True,
+            encoding=encoding,
             refit_epochs=list(epochs),
             tasks=tasks,
+            first_pass_members=(first_networks, first_states) if AUTO_REFIT_KEEPS_FIRST_PASS else None,
         )
-        for name, value in selection[0].items():
-            setattr(self, name, value)
-        # An interrupted refit keeps its weights so far (as any interrupted fit does) and still these records.
-        for state, record in zip(getattr(self, "_ensemble_members", []), selection[1:]):
+        # An interrupted refit keeps its weights so far (as any interrupted fit does) and these records.
+        refit_states = [vars(self)] + list(getattr(self, "_ensemble_members", []))
+        for state, record in zip(refit_states, first_states):
             state.update({name: record[name] for name in SELECTION_ATTRIBUTES})
 
     def _fit_tabular_encoding(self, frame, pretrainer, seed, encoding=None):

@@ -126,6 +126,17 @@ class EnsembleMixin:
             self.network_ = TabNetEnsemble(trained)
             self._ensemble_members = states
 
+    def _add_members(self, networks, states):
+        """Append trained ``networks`` (with their ``MEMBER_ATTRIBUTES`` dicts ``states``) after the fitted members.
+
+        For the refit of ``early_stopping="auto"``: the first pass's networks join the refit's. The
+        estimator's own attributes stay member 0's; ``_architecture`` keeps ``n_ensemble`` (the
+        members of one fit), so a warm start compares the parameter, not the member count.
+        """
+        members = ensemble_members(self.network_) + list(networks)
+        self._ensemble_members = list(getattr(self, "_ensemble_members", [])) + [dict(state) for state in states]
+        self.network_ = TabNetEnsemble(members)
+
     def _announce_member(self, index, n_members):
         if self.verbose:
             print(f"ensemble member {index + 1} of {n_members}", flush=True)

@@ -473,8 +473,10 @@ def read_model(path):
     metadata, tensors = _read(path)
     params = {name: _decode(value, tensors) for name, value in metadata["params"].items()}
     attributes = {name: _decode(value, tensors) for name, value in metadata["attributes"].items()}
-    # An ensemble (n_ensemble > 1) is several TabNets of one configuration; files without the parameter hold one.
-    n_members = attributes.get("_architecture", {}).get("n_ensemble", 1)
+    # An ensemble is several TabNets of one configuration, counted from the saved weights ("members.<i>.");
+    # n_ensemble may be fewer (the refit of early_stopping="auto" keeps the first pass's members too).
+    member_indices = {int(name.split(".")[1]) for name in metadata["network_state"] if name.startswith("members.")}
+    n_members = max(member_indices) + 1 if member_indices else 1
     attributes = without_removed_parameters_in_copies(attributes)
     if n_members == 1:
         network = TabNet(**attributes["_network_config"])

@@ -37,6 +37,7 @@ __all__ = [
     "AUTO_BATCH_STEPS",
     "AUTO_EARLY_STOPPING_MIN_ROWS",
     "AUTO_SELECTION_MIN_ROWS",
+    "AUTO_REFIT_KEEPS_FIRST_PASS",
     "AUTO_VIRTUAL_BATCH_MAX",
     "DEFAULTS",
     "LEGACY_VALUES",
@@ -79,6 +80,9 @@ AUTO_EARLY_STOPPING_MIN_ROWS = 10000
 # Below that, from this many rows on, early_stopping="auto" chooses the number of epochs on held-out rows
 # and then trains on every row for that many (resolve_epoch_refit; benchmarks/results/small_tables.md).
 AUTO_SELECTION_MIN_ROWS = 1000
+# The refit rule keeps the first pass's network beside the refit's, and the predictions average them
+# (benchmarks/refit_screen.py: the "average" column).
+AUTO_REFIT_KEEPS_FIRST_PASS = True
 # batch_size="auto": about AUTO_BATCH_STEPS optimiser steps per epoch, as a power of two in
 # [AUTO_BATCH_MIN, AUTO_BATCH_MAX]; virtual_batch_size="auto": the batch, at most AUTO_VIRTUAL_BATCH_MAX.
 AUTO_BATCH_STEPS = 32

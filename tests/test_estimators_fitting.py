@@ -1,5 +1,6 @@
 """The fit loop seen from the estimators: warm_start, partial_fit, stopping, interrupts, verbose, n_jobs, device."""
 
+import copy
 import pickle
 import re
 import warnings
@@ -10,7 +11,7 @@ import torch
 from sklearn.exceptions import ConvergenceWarning
 
 import sparsetab._runtime
-from sparsetab import SparseTabNetClassifier, SparseTabNetRegressor
+from sparsetab import SparseTabNetClassifier, SparseTabNetRegressor, load_model
 from sparsetab._runtime import torch_threads
 from sparsetab.network import TabNet
 
@@ -156,27 +157,50 @@ def test_warm_start_with_validation_pads_earlier_epochs_with_nan(fast_params):
 
 
 # ----- stopping -------------------------------------------------------------------------------
-def test_auto_refits_on_all_rows_for_the_epochs_held_out_rows_chose(fast_params):
-    # 1,200 rows: early_stopping="auto" first trains as early_stopping=True does (validation_fraction held
-    # out, patience), then trains a new network on all 1,200 rows for best_iteration_ + 1 epochs, the
-    # schedule spanning them: the fit that early_stopping=False with max_epochs=best_iteration_ + 1 gives.
+def test_auto_refits_on_all_rows_and_keeps_the_first_pass_as_a_member(fast_params):
+    # 1,200 rows: early_stopping="auto" first trains with validation_fraction held out and early stopping,
+    # then a new network on all 1,200 rows for best_iteration_ + 1 epochs, the schedule spanning them (the
+    # fit that early_stopping=False with max_epochs=best_iteration_ + 1 gives); the first pass's network
+    # stays as a second member and the predictions average the two.
     X, y = _data(n_rows=1200)
     params = dict(fast_params, max_epochs=4, n_iter_no_change=1, batch_size=256)
     auto = _quiet_fit(SparseTabNetClassifier(**params), X, y)
-    stopped = _quiet_fit(SparseTabNetClassifier(**dict(params, early_stopping=True)), X, y)
-    assert auto.validation_scores_ == stopped.validation_scores_  # the first pass, on the held-out rows
-    assert auto.best_iteration_ == stopped.best_iteration_
-    assert auto.best_validation_score_ == stopped.best_validation_score_
+    refit_member, first_member = auto.network_.members
     epochs = auto.best_iteration_ + 1
     assert auto.n_iter_ == len(auto.loss_curve_) == epochs
+    assert auto.ensemble_n_iter_ == [epochs, len(auto.validation_scores_)]
+    assert auto.ensemble_best_iteration_ == [auto.best_iteration_] * 2
+    assert auto.best_validation_score_ == max(auto.validation_scores_)
+    assert auto.n_ensemble == 1 and auto.batch_size_ == 256
     refit = _quiet_fit(SparseTabNetClassifier(**dict(params, early_stopping=False, max_epochs=epochs)), X, y)
     assert refit.validation_scores_ is None and refit.best_iteration_ is None
     assert auto.loss_curve_ == refit.loss_curve_
-    np.testing.assert_array_equal(auto.predict_proba(X), refit.predict_proba(X))
-    np.testing.assert_array_equal(auto.feature_importances_, refit.feature_importances_)
-    assert auto.batch_size_ == 256
+    for name, value in refit.network_.state_dict().items():
+        assert torch.equal(refit_member.state_dict()[name], value), name
+    first = copy.deepcopy(refit)  # the same encoding (learned on every row with the same seed)
+    first.network_ = first_member
+    expected = (refit.predict_proba(X) + first.predict_proba(X)) / 2
+    np.testing.assert_allclose(auto.predict_proba(X), expected, rtol=0, atol=1e-6)
+    explanation = auto.explain(X[:5])  # the members' mean: every step's mask and the importances sum to 1
+    np.testing.assert_allclose(explanation["step_masks"].sum(axis=-1), 1.0, rtol=0, atol=1e-5)
+    np.testing.assert_allclose(explanation["importances"].sum(axis=1), 1.0, rtol=0, atol=1e-5)
     tiny = _quiet_fit(SparseTabNetClassifier(**params), X[:999], y[:999])
     assert tiny.validation_scores_ is None and tiny.n_iter_ == 4  # under 1,000 rows every row trains, no refit
+    assert not hasattr(tiny.network_, "members")
+
+
+def test_auto_refit_survives_model_files_pickles_and_continued_fits(fast_params, tmp_path):
+    X, y = _data(n_rows=1200)
+    model = _quiet_fit(SparseTabNetClassifier(max_epochs=3, n_iter_no_change=1, **fast_params), X, y)
+    path = tmp_path / "model.sparsetab"
+    model.save_model(path)
+    for restored in (load_model(path), pickle.loads(pickle.dumps(model))):
+        np.testing.assert_array_equal(restored.predict_proba(X), model.predict_proba(X))
+        assert restored.ensemble_n_iter_ == model.ensemble_n_iter_
+    before = model.ensemble_n_iter_
+    _quiet_fit(load_model(path).set_params(warm_start=True, max_epochs=1), X, y)  # n_ensemble=1 is no change
+    model.partial_fit(X, y)
+    assert model.ensemble_n_iter_ == [count + 1 for count in before]  # every member continues
 
 
 def test_auto_refit_takes_the_epoch_the_scores_chose(fast_params):
@@ -195,18 +219,14 @@ def test_auto_refit_takes_the_epoch_the_scores_chose(fast_params):
 
 
 def test_auto_refit_gives_each_member_its_own_count(fast_params):
+    # n_ensemble=2: two refit members, each for its own first-pass member's count, then the two first-pass members.
     X, y = _data(n_rows=1200)
     model = _quiet_fit(SparseTabNetClassifier(max_epochs=4, n_ensemble=2, n_iter_no_change=1, **fast_params), X, y)
-    assert all(best is not None for best in model.ensemble_best_iteration_)
-    assert model.ensemble_n_iter_ == [best + 1 for best in model.ensemble_best_iteration_]
-    assert [len(scores) for scores in model.ensemble_validation_scores_] == [
-        len(scores)
-        for scores in _quiet_fit(
-            SparseTabNetClassifier(max_epochs=4, n_ensemble=2, n_iter_no_change=1, early_stopping=True, **fast_params),
-            X,
-            y,
-        ).ensemble_validation_scores_
-    ]
+    best = model.ensemble_best_iteration_
+    assert len(model.network_) == 4 and best[:2] == best[2:] and None not in best
+    assert model.ensemble_n_iter_[:2] == [count + 1 for count in best[:2]]
+    assert model.ensemble_n_iter_[2:] == [len(scores) for scores in model.ensemble_validation_scores_[2:]]
+    assert model.ensemble_validation_scores_[:2] == model.ensemble_validation_scores_[2:]
 
 
 def test_auto_refit_says_so_and_does_not_advise_more_epochs(fast_params, capsys):
@@ -231,10 +251,10 @@ def test_warm_start_continues_without_a_refit(fast_params):
     # A continued fit trains the fitted network on every row (no held-out rows, no new network).
     X, y = _data(n_rows=1200)
     model = _quiet_fit(SparseTabNetClassifier(max_epochs=3, n_iter_no_change=1, warm_start=True, **fast_params), X, y)
-    first = model.n_iter_
-    network = model.network_
+    before = model.ensemble_n_iter_
+    members = list(model.network_.members)
     _quiet_fit(model.set_params(max_epochs=2), X, y)
-    assert model.network_ is network and model.n_iter_ == first + 2
+    assert list(model.network_.members) == members and model.ensemble_n_iter_ == [count + 2 for count in before]
 
 
 def test_training_loss_plateau_stops_without_early_stopping(fast_params):
