@@ -153,7 +153,8 @@ class EnsembleMixin:
         Returns
         -------
         list of int
-            Of length ``n_ensemble``.
+            Of length ``n_ensemble``, or ``2 * n_ensemble`` after the refit of
+            ``early_stopping="auto"`` (the refit members, then the first pass's).
         """
         return self._member_values("n_iter_")
 

@@ -75,7 +75,9 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
         give the members' means; ``explain(X, per_member=True)`` adds each member's masks. Fit,
         predict and explain time and the model's size grow about linearly with
         ``n_ensemble``. Changing it between warm-started fits or :meth:`partial_fit` calls is
-        an error. Models saved before this parameter existed load with 1.
+        an error. Models saved before this parameter existed load with 1. The refit of
+        ``early_stopping="auto"`` on 1,000 to 10,000 rows doubles the members: the
+        ``n_ensemble`` refit networks first, then the ``n_ensemble`` networks of the first pass.
     lambda_sparse : float, default=1e-3
         Weight of the sparsity regulariser (mean entropy of the masks) in the loss.
     lambda_gate : float, default=0.01
@@ -232,21 +234,23 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
         it chooses the number of epochs and then trains on every row: a first pass holds out
         ``validation_fraction`` of the rows and stops early as ``early_stopping=True`` does,
         then a new network trains on all the rows for ``best_iteration_ + 1`` epochs, the
-        learning-rate schedule spanning them (``n_iter_``; ``validation_scores_`` and
-        ``best_iteration_`` are the first pass's); about 1.5-2.5 times the fit time of one pass
-        on these tables. Under 1,000 rows every row trains, for ``max_epochs``. Measured with
-        ``fit(X, y)`` as users call it (``benchmarks/small_tables.py``, 3 seeds, test error 1 -
-        accuracy or RMSE; training all rows for ``max_epochs`` -> keeping the best epoch of a
-        held-out pass -> this refit; HistGradientBoosting in brackets): 2,700 adult rows 0.185
-        -> 0.160 -> 0.152 [0.149], 4,000 letter_recognition rows 0.070 -> 0.085 -> 0.073
-        [0.097], 3,000 california_housing rows 0.522 -> 0.526 -> 0.510 [0.506], 5,000 diamonds
-        rows 0.103 -> 0.103 -> 0.097 [0.098], 8,787 higgs_sample rows 0.338 -> 0.315 -> 0.302
-        [0.296], 8,000 credit_default rows 0.244 -> 0.182 -> 0.183 [0.184], a 2,000-row linear
-        target 0.181 -> 0.163 -> 0.172 [0.323]. On 455 breast_cancer and 353 diabetes rows
-        holding out rows lost (0.041 -> 0.056, RMSE 68.8 -> 73.0), hence none under 1,000
-        rows. Neither a continued fit (``warm_start``, :meth:`partial_fit`) nor a streamed or
-        distributed one refits. Without early stopping, training stops when the training loss
-        stops improving, as in :class:`sklearn.neural_network.MLPClassifier`.
+        learning-rate schedule spanning them, and the first pass's network stays as a second
+        member whose predictions are averaged with the refit's (``ensemble_n_iter_``; two
+        members per ``n_ensemble``, so prediction and :meth:`explain` cost twice as much). The
+        fit costs the two passes. ``n_iter_`` is the refit's; ``validation_scores_`` and
+        ``best_iteration_`` are the first pass's. Under 1,000 rows every row trains, for
+        ``max_epochs``. Measured with ``fit(X, y)`` as users call it
+        (``benchmarks/small_tables.py``, 3 seeds, test error 1 - accuracy or RMSE; every row
+        for ``max_epochs`` -> this rule, HistGradientBoosting in brackets): 2,700 adult rows
+        0.185 -> 0.149 [0.149], 4,000 letter_recognition rows 0.070 -> 0.064 [0.097], 3,000
+        california_housing rows 0.522 -> 0.491 [0.506], 5,000 diamonds rows 0.103 -> 0.095
+        [0.098], 8,787 higgs_sample rows 0.338 -> 0.304 [0.296], 8,000 credit_default rows
+        0.244 -> 0.181 [0.184], a 2,000-row linear target 0.181 -> 0.161 [0.323]; the steps
+        are in :func:`sparsetab._params.resolve_epoch_refit`. On 455 breast_cancer and 353
+        diabetes rows holding out rows lost (0.041 -> 0.056, RMSE 68.8 -> 73.0), hence none
+        under 1,000 rows. Neither a continued fit (``warm_start``, :meth:`partial_fit`) nor a
+        streamed or distributed one refits. Without early stopping, training stops when the
+        training loss stops improving, as in :class:`sklearn.neural_network.MLPClassifier`.
     validation_fraction : float, default=0.1
         Share of the training rows held out for early stopping when ``X_val`` is not given
         (stratified for classification when every class has two rows or more).
@@ -374,7 +378,8 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
         (``n_iter_``, ``loss_curve_``, ``validation_scores_``, ``best_validation_score_``,
         ``best_iteration_``, ``entmax_alphas_``, ``entmax_alpha_history_``) describe member 0,
         the model that ``n_ensemble=1`` gives; the ``ensemble_*`` attributes list every
-        member's (one entry for ``n_ensemble=1``).
+        member's (one entry for ``n_ensemble=1``; twice as many after the refit of
+        ``early_stopping="auto"``, the refit members first).
     ensemble_loss_curves_ : list of list of float
         Each member's ``loss_curve_``.
     ensemble_validation_scores_ : list of (list of float or None)
@@ -730,7 +735,9 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
         :meth:`export` give the members' means; ``explain(X, per_member=True)`` adds each
         member's masks. Fit, predict and explain time and the model's size grow about linearly
         with ``n_ensemble``. Changing it between warm-started fits or :meth:`partial_fit` calls
-        is an error. Models saved before this parameter existed load with 1.
+        is an error. Models saved before this parameter existed load with 1. The refit of
+        ``early_stopping="auto"`` on 1,000 to 10,000 rows doubles the members: the
+        ``n_ensemble`` refit networks first, then the ``n_ensemble`` networks of the first pass.
     loss : {"squared_error", "absolute_error", "huber", "poisson", "gamma", "quantile"}, default="squared_error"
         The loss of the training rows (and of ``scoring="loss"`` on the validation rows), named
         as scikit-learn names them (:class:`~sklearn.ensemble.HistGradientBoostingRegressor`'s
@@ -923,21 +930,23 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
         it chooses the number of epochs and then trains on every row: a first pass holds out
         ``validation_fraction`` of the rows and stops early as ``early_stopping=True`` does,
         then a new network trains on all the rows for ``best_iteration_ + 1`` epochs, the
-        learning-rate schedule spanning them (``n_iter_``; ``validation_scores_`` and
-        ``best_iteration_`` are the first pass's); about 1.5-2.5 times the fit time of one pass
-        on these tables. Under 1,000 rows every row trains, for ``max_epochs``. Measured with
-        ``fit(X, y)`` as users call it (``benchmarks/small_tables.py``, 3 seeds, test error 1 -
-        accuracy or RMSE; training all rows for ``max_epochs`` -> keeping the best epoch of a
-        held-out pass -> this refit; HistGradientBoosting in brackets): 2,700 adult rows 0.185
-        -> 0.160 -> 0.152 [0.149], 4,000 letter_recognition rows 0.070 -> 0.085 -> 0.073
-        [0.097], 3,000 california_housing rows 0.522 -> 0.526 -> 0.510 [0.506], 5,000 diamonds
-        rows 0.103 -> 0.103 -> 0.097 [0.098], 8,787 higgs_sample rows 0.338 -> 0.315 -> 0.302
-        [0.296], 8,000 credit_default rows 0.244 -> 0.182 -> 0.183 [0.184], a 2,000-row linear
-        target 0.181 -> 0.163 -> 0.172 [0.323]. On 455 breast_cancer and 353 diabetes rows
-        holding out rows lost (0.041 -> 0.056, RMSE 68.8 -> 73.0), hence none under 1,000
-        rows. Neither a continued fit (``warm_start``, :meth:`partial_fit`) nor a streamed or
-        distributed one refits. Without early stopping, training stops when the training loss
-        stops improving, as in :class:`sklearn.neural_network.MLPClassifier`.
+        learning-rate schedule spanning them, and the first pass's network stays as a second
+        member whose predictions are averaged with the refit's (``ensemble_n_iter_``; two
+        members per ``n_ensemble``, so prediction and :meth:`explain` cost twice as much). The
+        fit costs the two passes. ``n_iter_`` is the refit's; ``validation_scores_`` and
+        ``best_iteration_`` are the first pass's. Under 1,000 rows every row trains, for
+        ``max_epochs``. Measured with ``fit(X, y)`` as users call it
+        (``benchmarks/small_tables.py``, 3 seeds, test error 1 - accuracy or RMSE; every row
+        for ``max_epochs`` -> this rule, HistGradientBoosting in brackets): 2,700 adult rows
+        0.185 -> 0.149 [0.149], 4,000 letter_recognition rows 0.070 -> 0.064 [0.097], 3,000
+        california_housing rows 0.522 -> 0.491 [0.506], 5,000 diamonds rows 0.103 -> 0.095
+        [0.098], 8,787 higgs_sample rows 0.338 -> 0.304 [0.296], 8,000 credit_default rows
+        0.244 -> 0.181 [0.184], a 2,000-row linear target 0.181 -> 0.161 [0.323]; the steps
+        are in :func:`sparsetab._params.resolve_epoch_refit`. On 455 breast_cancer and 353
+        diabetes rows holding out rows lost (0.041 -> 0.056, RMSE 68.8 -> 73.0), hence none
+        under 1,000 rows. Neither a continued fit (``warm_start``, :meth:`partial_fit`) nor a
+        streamed or distributed one refits. Without early stopping, training stops when the
+        training loss stops improving, as in :class:`sklearn.neural_network.MLPClassifier`.
     validation_fraction : float, default=0.1
         Share of the training rows held out for early stopping when ``X_val`` is not given
         (stratified for classification when every class has two rows or more).
@@ -1056,7 +1065,8 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
         (``n_iter_``, ``loss_curve_``, ``validation_scores_``, ``best_validation_score_``,
         ``best_iteration_``, ``entmax_alphas_``, ``entmax_alpha_history_``) describe member 0,
         the model that ``n_ensemble=1`` gives; the ``ensemble_*`` attributes list every
-        member's (one entry for ``n_ensemble=1``).
+        member's (one entry for ``n_ensemble=1``; twice as many after the refit of
+        ``early_stopping="auto"``, the refit members first).
     ensemble_loss_curves_ : list of list of float
         Each member's ``loss_curve_``.
     ensemble_validation_scores_ : list of (list of float or None)
