@@ -296,7 +296,7 @@ class BaseSparseTabNet(
     ):
         # refit_epochs (one count per member), tasks and first_pass_members are given only by the refit on
         # all rows that follows a fit whose held-out rows chose the number of epochs (resolve_epoch_refit).
-        refit_arguments = (frame, y, sample_weight)
+        given_rows = (frame, y, sample_weight)
         targets = kind.encode(y, "y")
         if len(targets) != frame.shape[0]:
             raise ValueError(
@@ -455,7 +455,8 @@ class BaseSparseTabNet(
             printer = EpochPrinter(self.verbose, metric, negate=negate, early_stopping=early_stopping)
         own_tasks = tasks is None
         if own_tasks:  # a refit opens one more epoch task per epoch, at most max_epochs per member
-            tasks = epoch_tasks(self, frame, y, sample_weight, n_members * config.max_epochs * (2 if refit else 1))
+            # The rows as given (before any hold-out: frame may be split by now, y and sample_weight are not).
+            tasks = epoch_tasks(self, *given_rows, n_members * config.max_epochs * (2 if refit else 1))
         observer = training_observer(printer, tasks)
         try:
             self._train_members(
@@ -471,7 +472,9 @@ class BaseSparseTabNet(
             self._add_members(*first_pass_members)
         self._shuffle_random_state = self.random_state if isinstance(self.random_state, numbers.Integral) else None
         if refit and not stopped_by:  # a fit stopped by the user or by non-finite values is not repeated
-            self._refit_on_all_rows(kind, refit_arguments, chosen_epochs, tasks, len(frame_val), encoding)
+            self._refit_on_all_rows(kind, given_rows, chosen_epochs, tasks, len(frame_val), encoding)
+            if tasks is not None:  # the fit's root task spans both passes; the refit does not close it
+                tasks.fit_end()
             return
         rows = self._importance_rows(X_train, random_state)
         if incremental:  # computed on first access: a stream of partial_fit calls does not pay for it each time

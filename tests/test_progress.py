@@ -203,6 +203,20 @@ def test_a_callback_can_stop_training_and_an_ensemble_has_every_members_epochs()
     assert [event[2] for event in recorder.events if event[:2] == ("end", "epoch")] == [0, 1, 2, 3]
 
 
+def test_the_refit_of_auto_epochs_are_tasks_of_the_same_fit():
+    # 1,200 rows under early_stopping="auto": the first pass's epochs, then the refit's, under one root task
+    # (opened for up to max_epochs per pass) that ends once, after the refit.
+    X, y = _data(n_rows=1200)
+    recorder = Recorder()
+    model = SparseTabNetClassifier(n_d=4, n_a=4, n_steps=1, max_epochs=3, n_iter_no_change=1, random_state=0)
+    model.set_callbacks(recorder).fit(X, y)
+    events = recorder.events
+    assert events[:2] == [("setup", "fit"), ("begin", "fit", 0, 6)] and events[-1] == ("teardown", "fit")
+    assert [event[:2] for event in events].count(("end", "fit")) == 1 and events[-2][:2] == ("end", "fit")
+    epochs = [event for event in events if event[:2] == ("end", "epoch")]
+    assert len(epochs) == model.ensemble_n_iter_[1] + model.n_iter_  # the first pass's, then the refit's
+
+
 def test_scoring_monitor_logs_one_score_per_epoch():
     X, y = _data()
     monitor = callback_api.ScoringMonitor(scoring="accuracy")
