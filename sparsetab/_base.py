@@ -36,7 +36,7 @@ from ._params import (
 from ._progress import CallbackSupportMixin, EpochPrinter, epoch_tasks, metric_label, training_observer
 from ._runtime import TorchStatePickleMixin, resolve_device, torch_threads
 from ._tabular import TabularEncoding, feature_names, validate_frame
-from ._training import train_network
+from ._training import member_mean_loss, train_network
 from ._warnings import warn
 from .network import TabNet, ensemble_members
 from .pretraining import ENCODER_PARAMETERS, SparseTabNetPretrainer
@@ -702,11 +702,16 @@ class BaseSparseTabNet(
             y_val = kind.tensor(targets_val, self._device)
             w_val = torch.as_tensor(weights_val, dtype=torch.float32, device=self._device)
             network = self.network_
+            members = network.n_efficient_members
 
             def negative_validation_loss():
                 outputs = forward_in_batches(network, X_val.split(INFERENCE_BATCH_ROWS), lambda x: network(x)[0])
+                # The members' mean loss with efficient members: the training objective on the held-out rows.
                 losses = torch.cat(
-                    [kind.loss(output, y_val[offset : offset + output.shape[0]]) for offset, output in outputs]
+                    [
+                        member_mean_loss(kind.loss, output, y_val[offset : offset + len(output) // members], members)
+                        for offset, output in outputs
+                    ]
                 )
                 return -float((losses * w_val).sum() / w_val.sum())
 

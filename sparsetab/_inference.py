@@ -161,22 +161,27 @@ class InferenceMixin:
         check_is_fitted(self)
         frame = self._validate_X(X, reset=False)
         members = ensemble_members(self.network_)
-        out = np.empty((len(members), frame.shape[0], self._network_config["output_dim"]), dtype=np.float32)
+        # Each network's efficient members are members of the ensemble in their own right.
+        n_outputs = sum(member.n_efficient_members for member in members)
+        out = np.empty((n_outputs, frame.shape[0], self._network_config["output_dim"]), dtype=np.float32)
 
         def decide(batch):
             # Every member on each encoded batch: the rows are encoded once, whatever the number of members.
             results = []
             for member in members:
                 decision, masks, _, _ = member.encode(batch)
-                results.append((decision, masks, member.head(decision)))
+                split = member.split_members
+                results.append((split(decision), split(masks.transpose(0, 1)), split(member.head(decision))))
             return results
 
         with torch_threads(self.n_jobs):
             for offset, results in forward_in_batches(self.network_, self._encoded_batches(frame), decide):
-                for index, (decision, masks, output) in enumerate(results):
-                    check_finite(offset, (decision, 0), (masks, 1), (output, 0))
-                    out[index, offset : offset + output.shape[0]] = output.cpu().numpy()
-        if len(members) == 1:
+                index = 0
+                for decision, masks, output in results:
+                    check_finite(offset, (decision, 1), (masks, 1), (output, 1))
+                    out[index : index + output.shape[0], offset : offset + output.shape[1]] = output.cpu().numpy()
+                    index += output.shape[0]
+        if n_outputs == 1:
             return out[0]
         return self._target_kind().combine_members(out)
 
@@ -185,19 +190,37 @@ class InferenceMixin:
 
         The step gates are None for a network without them.
         """
-        members = ensemble_members(self.network_)
+        networks = ensemble_members(self.network_)
+        # One entry per member: each network's efficient members (one for a plain TabNet) in turn.
+        members = [(network, index) for network in networks for index in range(network.n_efficient_members)]
         n_features = self.n_features_in_
         step_masks = np.empty((len(members), n_samples, self.n_steps, n_features), dtype=np.float32)
         step_importance = np.empty((len(members), n_samples, self.n_steps), dtype=np.float32)
         importances = np.empty((len(members), n_samples, n_features), dtype=np.float32)
-        gated = members[0].gates is not None
+        gated = networks[0].gates is not None
         step_gates = np.empty((len(members), n_samples, self.n_steps), dtype=np.float32) if gated else None
 
         def encode(batch):
-            return [member.encode_steps(batch) for member in members]
+            results = []
+            for network in networks:
+                encoded = network.encode_steps(batch)
+                split = network.split_members
+                # masks (n_steps, k * batch, groups) -> (k, n_steps, batch, groups); the others (k, batch, ...).
+                masks = split(encoded.masks.transpose(0, 1)).transpose(1, 2)
+                gates = None if encoded.step_gates is None else split(encoded.step_gates)
+                for index in range(network.n_efficient_members):
+                    results.append(
+                        encoded._replace(
+                            decision=split(encoded.decision)[index],
+                            masks=masks[index],
+                            step_importance=split(encoded.step_importance)[index],
+                            step_gates=None if gates is None else gates[index],
+                        )
+                    )
+            return results
 
         for start, results in forward_in_batches(self.network_, batches, encode):
-            for index, (member, encoded) in enumerate(zip(members, results)):
+            for index, ((member, _), encoded) in enumerate(zip(members, results)):
                 decision, masks, eta = encoded.decision, encoded.masks, encoded.step_importance
                 check_finite(start, (decision, 0), (masks, 1))
                 stop = start + eta.shape[0]
@@ -241,7 +264,8 @@ class InferenceMixin:
     def explain(self, X, *, per_member=False, groups=None):
         """Per-row feature masks and importances.
 
-        For an ensemble (``n_ensemble > 1``) each array is the mean of its members' (for
+        For an ensemble (``n_ensemble > 1``, or ``n_efficient_members > 1``: every efficient
+        member of every network is a member here) each array is the mean of its members' (for
         ``importances``, over the members whose row is not all zero), so its rows still sum to
         1; ``per_member=True`` adds each member's own arrays.
 
@@ -259,8 +283,9 @@ class InferenceMixin:
         X : pandas.DataFrame or array-like of shape (n_samples, n_features)
             Rows to explain, with the columns seen at fit.
         per_member : bool, default=False
-            Also return the arrays of each member of the ensemble (one member for
-            ``n_ensemble=1``).
+            Also return the arrays of each member of the ensemble: ``n_ensemble *
+            n_efficient_members`` members, network by network and within a network its
+            efficient members in order (one member when both are 1).
         groups : dict of str to list of (str or int), default=None
             ``{group name: member columns}``: each group becomes one column of the answer whose
             value is the sum of its members' values, so rows still sum to 1. A member is a name
@@ -303,7 +328,8 @@ class InferenceMixin:
                 own).
             member_step_masks : numpy.ndarray of shape (n_members, n_samples, n_steps, n_features_in_), float32
                 Only with ``per_member=True``: each member's ``step_masks``, in member order
-                (member 0 is the model that ``n_ensemble=1`` gives).
+                (with ``n_efficient_members=1``, member 0 is the model that ``n_ensemble=1``
+                gives).
             member_importances : numpy.ndarray of shape (n_members, n_samples, n_features_in_), float32
                 Only with ``per_member=True``: each member's ``importances``.
             member_step_importance : numpy.ndarray of shape (n_members, n_samples, n_steps), float32

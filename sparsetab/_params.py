@@ -161,6 +161,9 @@ PARAMETERS = (
     Parameter("n_independent", 2, _at_least(numbers.Integral, 0), "architecture", network_type=int),
     Parameter("n_shared", 2, _at_least(numbers.Integral, 0), "architecture", network_type=int),
     Parameter("n_ensemble", 1, _at_least(numbers.Integral, 1), "ensemble", _SUPERVISED, legacy=1),
+    Parameter(
+        "n_efficient_members", 1, _at_least(numbers.Integral, 1), "ensemble", _SUPERVISED, legacy=1, network_type=int
+    ),
     Parameter("n_shared_decoder", 1, _at_least(numbers.Integral, 0), "architecture", frozenset({PRETRAINER})),
     Parameter("n_independent_decoder", 1, _at_least(numbers.Integral, 0), "architecture", frozenset({PRETRAINER})),
     Parameter(

@@ -459,6 +459,34 @@ def _optimizer(optimized, config, fused):
     return torch.optim.Adam(optimized, lr=config.learning_rate, fused=fused)
 
 
+def member_mean_loss(loss_function, output, target, n_members):
+    """Per-row losses of a network's output, averaged over its efficient members.
+
+    Each efficient member is trained on its own loss, and the objective is their mean (TabM,
+    Gorishniy et al., ICLR 2025, section 3), not the loss of the averaged prediction.
+
+    Parameters
+    ----------
+    loss_function : callable
+        ``loss_function(output, target) -> torch.Tensor of shape (rows,)``, per-row losses.
+    output : torch.Tensor of shape (n_members * batch, output_dim)
+        The network's output, member-major (see :class:`~sparsetab.network.TabNet`).
+    target : torch.Tensor of shape (batch, ...)
+        The targets of the batch's rows, in the form ``loss_function`` expects.
+    n_members : int
+        The network's ``n_efficient_members``; 1 is ``loss_function(output, target)`` itself.
+
+    Returns
+    -------
+    torch.Tensor of shape (batch,)
+        Each row's loss, the mean over the members of their loss on it.
+    """
+    if n_members == 1:
+        return loss_function(output, target)
+    repeated = target.repeat(n_members, *([1] * (target.dim() - 1)))
+    return loss_function(output, repeated).reshape(n_members, -1).mean(dim=0)
+
+
 def train_network(
     network,
     loss_function,
@@ -529,6 +557,7 @@ def train_network(
         ``partial_fit`` epoch starts after the end of a cosine schedule (learning rate 0).
     """
     data = TensorBatches(X, y, sample_weight) if batches is None else batches
+    n_members = getattr(network, "n_efficient_members", 1)
     replicas = _SINGLE_PROCESS if replicas is None else replicas
     # Listed once: walking the module tree for every step's zero_grad and clipping cost about 4% of a step.
     parameters = list(network.parameters())
@@ -593,7 +622,7 @@ def train_network(
                     # A network with step gates also returns its gate regulariser.
                     output, _, sparsity_loss, *gate_loss = network(X_batch)
                     batch_weight, row_share = replicas.batch_normalisers(weight.sum(), X_batch.shape[0])
-                    loss = (loss_function(output, y_batch) * weight).sum() / batch_weight
+                    loss = (member_mean_loss(loss_function, output, y_batch, n_members) * weight).sum() / batch_weight
                     if row_share is not None:
                         sparsity_loss = sparsity_loss * row_share
                         gate_loss = [term * row_share for term in gate_loss]

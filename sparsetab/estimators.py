@@ -78,6 +78,21 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
         an error. Models saved before this parameter existed load with 1. The refit of
         ``early_stopping="auto"`` on 1,000 to 10,000 rows doubles the members: the
         ``n_ensemble`` refit networks first, then the ``n_ensemble`` networks of the first pass.
+    n_efficient_members : int, default=1
+        Members of a parameter-efficient ensemble inside each network (TabM-mini: Gorishniy,
+        Kotelnikov and Babenko, "TabM: Advancing Tabular Deep Learning with Parameter-Efficient
+        Ensembling", ICLR 2025, section 3). ``k > 1`` members share every TabNet weight but a
+        multiplicative adapter on the batch-normalised input (random signs at first, one per
+        column) and their output heads; every batch runs through all ``k`` at once, each member
+        is trained on its own loss (the objective is their mean) and ``predict_proba`` /
+        ``predict`` average them as for ``n_ensemble`` (which multiplies: ``n_ensemble`` networks
+        of ``k`` members each). Each member attends with its own masks: :meth:`explain` gives
+        their mean (rows still sum to 1) and ``explain(X, per_member=True)`` each one's.
+        Training and prediction run every row ``k`` times through the network: about ``k``
+        times the arithmetic, less on hardware that is not busy with one copy. Changing it
+        between warm-started fits or :meth:`partial_fit` calls is an error; a model fine-tuned
+        from a pretrainer starts every member from the pretrained weights. Models saved before
+        this parameter existed load with 1.
     lambda_sparse : float, default=1e-3
         Weight of the sparsity regulariser (mean entropy of the masks) in the loss.
     lambda_gate : float, default=0.01
@@ -437,6 +452,7 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
         n_independent=DEFAULTS["n_independent"],
         n_shared=DEFAULTS["n_shared"],
         n_ensemble=DEFAULTS["n_ensemble"],
+        n_efficient_members=DEFAULTS["n_efficient_members"],
         lambda_sparse=DEFAULTS["lambda_sparse"],
         lambda_gate=DEFAULTS["lambda_gate"],
         virtual_batch_size=DEFAULTS["virtual_batch_size"],
@@ -738,6 +754,21 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
         is an error. Models saved before this parameter existed load with 1. The refit of
         ``early_stopping="auto"`` on 1,000 to 10,000 rows doubles the members: the
         ``n_ensemble`` refit networks first, then the ``n_ensemble`` networks of the first pass.
+    n_efficient_members : int, default=1
+        Members of a parameter-efficient ensemble inside each network (TabM-mini: Gorishniy,
+        Kotelnikov and Babenko, "TabM: Advancing Tabular Deep Learning with Parameter-Efficient
+        Ensembling", ICLR 2025, section 3). ``k > 1`` members share every TabNet weight but a
+        multiplicative adapter on the batch-normalised input (random signs at first, one per
+        column) and their output heads; every batch runs through all ``k`` at once, each member
+        is trained on its own loss (the objective is their mean) and ``predict_proba`` /
+        ``predict`` average them as for ``n_ensemble`` (which multiplies: ``n_ensemble`` networks
+        of ``k`` members each). Each member attends with its own masks: :meth:`explain` gives
+        their mean (rows still sum to 1) and ``explain(X, per_member=True)`` each one's.
+        Training and prediction run every row ``k`` times through the network: about ``k``
+        times the arithmetic, less on hardware that is not busy with one copy. Changing it
+        between warm-started fits or :meth:`partial_fit` calls is an error; a model fine-tuned
+        from a pretrainer starts every member from the pretrained weights. Models saved before
+        this parameter existed load with 1.
     loss : {"squared_error", "absolute_error", "huber", "poisson", "gamma", "quantile"}, default="squared_error"
         The loss of the training rows (and of ``scoring="loss"`` on the validation rows), named
         as scikit-learn names them (:class:`~sklearn.ensemble.HistGradientBoostingRegressor`'s
@@ -1129,6 +1160,7 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
         n_independent=DEFAULTS["n_independent"],
         n_shared=DEFAULTS["n_shared"],
         n_ensemble=DEFAULTS["n_ensemble"],
+        n_efficient_members=DEFAULTS["n_efficient_members"],
         loss=DEFAULTS["loss"],
         quantile=DEFAULTS["quantile"],
         huber_delta=DEFAULTS["huber_delta"],

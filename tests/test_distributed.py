@@ -4,6 +4,7 @@ import os
 import socket
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -122,6 +123,19 @@ def test_fit_in_one_process_group_returns_a_fitted_estimator_and_rank_0_writes_i
         returned = fit(estimator, X, y, path=path)
     assert returned is estimator and list(estimator.classes_) == ["no", "yes"] and estimator.n_iter_ == 2
     np.testing.assert_array_equal(load_model(path).predict_proba(X), estimator.predict_proba(X))
+
+
+def test_fit_with_efficient_members_in_one_process_group_equals_the_in_memory_fit(one_process_group):
+    rng = np.random.default_rng(1)
+    X = pd.DataFrame({"size": rng.normal(size=64), "weight": rng.normal(size=64)})
+    y = np.where(X["size"] + X["weight"] > 0, "yes", "no")
+    params = dict(n_d=4, n_a=4, n_steps=1, batch_size=32, max_epochs=2, random_state=0, n_efficient_members=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        distributed = fit(SparseTabNetClassifier(**params), X, y)
+        in_memory = SparseTabNetClassifier(**params).fit(X, y)
+    assert distributed.network_.n_efficient_members == 2
+    np.testing.assert_allclose(distributed.predict_proba(X), in_memory.predict_proba(X), rtol=1e-5, atol=1e-6)
 
 
 def test_fit_refuses_early_stopping_without_validation_rows(one_process_group):

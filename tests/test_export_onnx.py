@@ -78,6 +78,13 @@ CASES = {
         {"entmax_alpha": 1.3, "n_steps": 1},
     ),
     "adaptive-binary-ple-standard": ("adaptive", "binary", "piecewise_linear", "standard", {"n_steps": 1}),
+    "sparsemax-regressor-efficient-members-ensemble": (
+        "sparsemax",
+        "regressor",
+        None,
+        "standard",
+        {"n_efficient_members": 3, "n_ensemble": 2, "n_steps": 2},
+    ),
 }
 
 

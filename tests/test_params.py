@@ -55,23 +55,27 @@ def test_each_estimator_signature_is_the_table(kind):
 
 def test_name_groups():
     assert NETWORK_PARAMETERS == (
-        "n_d", "n_a", "n_steps", "gamma", "n_independent", "n_shared", "n_ensemble", "virtual_batch_size",
+        "n_d", "n_a", "n_steps", "gamma", "n_independent", "n_shared", "n_ensemble", "n_efficient_members",
+        "virtual_batch_size",
         "momentum", "entmax_mode", "entmax_alpha", "step_gates",
         "numerical_transform", "categorical_features", "cat_emb_dim", "grouped_features",
         "numerical_embedding", "n_bins", "embedding_dim", "frequency_scale",
     )  # fmt: skip
     # Batch normalisation does not change what the encoder's weights mean: a fine-tuned model may differ there;
-    # n_ensemble neither: every member of a fine-tuned ensemble starts from the one pretrained encoder.
+    # n_ensemble neither: every member of a fine-tuned ensemble starts from the one pretrained encoder; nor
+    # n_efficient_members: the efficient members share the pretrained weights, their adapters and heads start anew.
     # Nor the step gates: a pretrainer has none, and a gateless encoder is fine-tuned with gates.
     assert set(NETWORK_PARAMETERS) - set(PRETRAINED_PARAMETERS) == {
         "virtual_batch_size",
         "momentum",
         "n_ensemble",
+        "n_efficient_members",
         "step_gates",
     }
     assert {"step_gates", "lambda_gate"}.isdisjoint(parameter_constraints("pretrainer"))
     assert "n_shared_decoder" not in NETWORK_PARAMETERS  # pretrainer only
     assert "n_ensemble" not in parameter_constraints("pretrainer")
+    assert "n_efficient_members" not in parameter_constraints("pretrainer")
 
 
 def test_constraints_differ_where_the_estimators_do():
@@ -159,6 +163,7 @@ def test_legacy_values_are_those_of_the_first_release():
         "embedding_dim": 8,
         "frequency_scale": 0.1,
         "n_ensemble": 1,
+        "n_efficient_members": 1,
         "lambda_gate": 0.01,
         "step_gates": None,
         "loss": "squared_error",

@@ -59,16 +59,22 @@ class TabNetEnsemble(nn.Module):
 
         Returns
         -------
-        outputs : torch.Tensor of shape (n_members, batch, output_dim)
-            Each member's head output (logits or standardised values), not combined.
-        masks : torch.Tensor of shape (n_members, n_steps, batch, n_groups)
-            Each member's attention masks.
+        outputs : torch.Tensor of shape (n_members * n_efficient_members, batch, output_dim)
+            Each member's head output (logits or standardised values), not combined; a member
+            with efficient members (``n_efficient_members > 1``) gives one slice per efficient
+            member, in order.
+        masks : torch.Tensor of shape (n_members * n_efficient_members, n_steps, batch, n_groups)
+            The attention masks of each member (of each efficient member), in the same order.
         sparsity_losses : torch.Tensor of shape (n_members,)
             Each member's sparsity regulariser.
         """
         # A gated member also returns its gate regulariser; members are trained one by one, not through here.
         outputs, masks, sparsity_losses = zip(*(member(x)[:3] for member in self.members))
-        return torch.stack(outputs), torch.stack(masks), torch.stack(sparsity_losses)
+        outputs = [member.split_members(output) for member, output in zip(self.members, outputs)]
+        masks = [
+            member.split_members(mask.transpose(0, 1)).transpose(1, 2) for member, mask in zip(self.members, masks)
+        ]
+        return torch.cat(outputs), torch.cat(masks), torch.stack(sparsity_losses)
 
 
 def ensemble_members(network):

@@ -213,6 +213,9 @@ class ServingTabNet(nn.Module):
         else:
             prediction = output * self.target_scale + self.target_mean
         step_masks = (masks @ network.embedding.explanation_matrix).permute(1, 0, 2)
-        if encoded.step_gates is None:
-            return prediction, step_masks
-        return prediction, step_masks, encoded.step_gates
+        results = (prediction, step_masks) + (() if encoded.step_gates is None else (encoded.step_gates,))
+        if network.n_efficient_members == 1:
+            return results
+        # The efficient members' mean, the masks and gates averaged in float64 as explain does.
+        prediction, *explanations = (network.split_members(result.to(torch.float64)).mean(dim=0) for result in results)
+        return (prediction, *(explanation.to(torch.float32) for explanation in explanations))

@@ -7,6 +7,7 @@ from torch import nn
 
 from .attentive import AttentiveTransformer
 from .blocks import FeatureTransformer, GhostBatchNorm
+from .efficient_members import MemberHeads, member_sign_adapters
 from .embeddings import InputEmbedding
 from .seeded import seeded_linear
 from .step_gates import STEP_GATES, StepGates, gate_penalty
@@ -123,6 +124,14 @@ class TabNet(nn.Module):
         :class:`~sparsetab.network.step_gates.StepGates`), whose regulariser
         (:func:`~sparsetab.network.step_gates.gate_penalty`) the forward pass returns; None: no
         gates, every step counts fully (the paper's TabNet).
+    n_efficient_members : int, default=1
+        Members of a parameter-efficient ensemble inside the network
+        (:mod:`~sparsetab.network.efficient_members`, after TabM-mini, Gorishniy et al., ICLR
+        2025): ``k > 1`` members share every weight but a multiplicative adapter ``r_m`` on the
+        batch-normalised input (``f_m = f * r_m``, random signs at first) and their heads. Every
+        row is then run ``k`` times, member-major: the outputs, masks, step importances and gates
+        have ``k * batch`` rows (rows ``m * batch`` to ``(m + 1) * batch - 1`` are member ``m``'s;
+        :meth:`split_members` reshapes them). 1: the paper's single network.
     generator : torch.Generator or None, default=None
         Source of the initial weights (:mod:`sparsetab.network.seeded`), so that a seeded fit
         does not depend on what other threads draw; None: torch's global generator.
@@ -130,8 +139,8 @@ class TabNet(nn.Module):
     Raises
     ------
     ValueError
-        If ``constant_groups`` holds every group, or ``step_gates`` is not one of the accepted
-        values (or from the submodules' checks).
+        If ``constant_groups`` holds every group, ``step_gates`` is not one of the accepted
+        values, ``n_efficient_members`` is below 1 (or from the submodules' checks).
 
     References
     ----------
@@ -140,6 +149,9 @@ class TabNet(nn.Module):
 
     Gorishniy, Y., Rubachev, I. and Babenko, A. (2022). On Embeddings for Numerical Features in
     Tabular Deep Learning. NeurIPS 35 (the numerical embeddings).
+
+    Gorishniy, Y., Kotelnikov, A. and Babenko, A. (2025). TabM: Advancing Tabular Deep Learning
+    with Parameter-Efficient Ensembling. ICLR 2025 (the efficient members).
     """
 
     def __init__(
@@ -168,11 +180,15 @@ class TabNet(nn.Module):
         piecewise_linear_with_value=False,
         constant_groups=None,
         step_gates=None,
+        n_efficient_members=1,
         generator=None,
     ):
         super().__init__()
         if step_gates is not None and step_gates not in STEP_GATES:
             raise ValueError(f"step_gates must be one of {STEP_GATES} or None, got {step_gates!r}.")
+        if int(n_efficient_members) < 1:
+            raise ValueError(f"n_efficient_members must be an integer >= 1, got {n_efficient_members!r}.")
+        self.n_efficient_members = int(n_efficient_members)
         self.n_d = n_d
         self.n_steps = n_steps
         self.gamma = gamma
@@ -224,6 +240,13 @@ class TabNet(nn.Module):
         self.gates = None
         if step_gates is not None:
             self.gates = StepGates(n_a, n_steps, generator=generator)
+        # Last too, so that the shared weights are drawn as for a single network. The single head is replaced.
+        self.member_adapters = None
+        if self.n_efficient_members > 1:
+            self.member_adapters = nn.Parameter(
+                member_sign_adapters(self.n_efficient_members, self.embedding.group_matrix, generator=generator)
+            )
+            self.head = MemberHeads(n_d, output_dim, self.n_efficient_members, generator=generator)
         # The embedded columns of the constant groups are zeroed before the input batch norm, so that their
         # values reach no step (the initial transformer sees every column). At fit they only held a constant.
         constant_columns = None
@@ -245,6 +268,26 @@ class TabNet(nn.Module):
         # Pickled before step gates existed: none.
         if "gates" not in self._modules and "gates" not in self.__dict__:
             self.gates = None
+        # Pickled before efficient members existed: one.
+        if "n_efficient_members" not in self.__dict__:
+            self.n_efficient_members = 1
+            self.member_adapters = None
+
+    def split_members(self, rows):
+        """Reshape member-major rows to one slice per efficient member.
+
+        Parameters
+        ----------
+        rows : torch.Tensor of shape (n_efficient_members * batch, ...)
+            An output of this network with one row per member and input row (outputs, decision
+            outputs, step importances, step gates).
+
+        Returns
+        -------
+        torch.Tensor of shape (n_efficient_members, batch, ...)
+            A view: ``[m]`` holds member ``m``'s rows (for one member, ``rows[None]``).
+        """
+        return rows.reshape(self.n_efficient_members, -1, *rows.shape[1:])
 
     @property
     def alphas(self):
@@ -366,6 +409,11 @@ class TabNet(nn.Module):
             prior = 1.0 - obfuscation
             embedded = embedded * self._spread_over_columns(prior)
         features = self.input_bn(embedded)
+        if self.member_adapters is not None:
+            # Every row once per member, member-major, each member's copy scaled by its adapter.
+            features = (features.unsqueeze(0) * self.member_adapters.unsqueeze(1)).flatten(0, 1)
+            if prior is not None:
+                prior = prior.repeat(self.n_efficient_members, 1)
         attention = self.initial_transformer(features)[:, self.n_d :]
         gates = None if self.gates is None else []
         masks, step_decisions = [], []

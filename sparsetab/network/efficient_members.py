@@ -1,0 +1,102 @@
+"""The parts of a parameter-efficient ensemble that each member has of its own (``n_efficient_members``).
+
+A :class:`~sparsetab.network.TabNet` with ``n_efficient_members = k > 1`` holds ``k`` members that
+share every TabNet weight (feature transformers, attentive transformers, embeddings, batch norms)
+and differ in two small parts, after TabM-mini (Gorishniy, Kotelnikov and Babenko, "TabM:
+Advancing Tabular Deep Learning with Parameter-Efficient Ensembling", ICLR 2025, section 3):
+
+- a multiplicative adapter on the embedded input, ``f_m = f * r_m`` after the input batch norm,
+  initialised with random signs, one sign per attention group (TabM initialises its first
+  adapter with random signs, one value per feature's section); and
+- an output head each (:class:`MemberHeads`).
+
+The members run on one batch: the rows are repeated ``k`` times, member-major (rows
+``m * batch .. (m + 1) * batch - 1`` are member ``m``'s), so ghost batch norm chunks mostly hold
+one member's rows. Each member is trained on its own loss (the mean of the members' losses is
+minimised, as in TabM), and predictions average the members' probabilities or values.
+"""
+
+import math
+
+import torch
+from torch import nn
+
+__all__ = ["MemberHeads", "member_sign_adapters"]
+
+
+class MemberHeads(nn.Module):
+    """One linear output head per efficient member, applied to the member's own rows.
+
+    Parameters
+    ----------
+    in_features : int
+        Width of the decision output (``n_d``).
+    out_features : int
+        Width of each head.
+    n_members : int
+        Number of members, >= 2.
+    generator : torch.Generator or None, default=None
+        Source of the initial weights; None: torch's global generator.
+
+    Notes
+    -----
+    Each head is initialised as :class:`torch.nn.Linear` is: weight and bias uniform in
+    ``+-1 / sqrt(in_features)``.
+    """
+
+    def __init__(self, in_features, out_features, n_members, *, generator=None):
+        super().__init__()
+        self.in_features = in_features
+        self.out_features = out_features
+        self.n_members = n_members
+        bound = 1 / math.sqrt(in_features) if in_features > 0 else 0.0
+        weight = torch.empty(n_members, in_features, out_features).uniform_(-bound, bound, generator=generator)
+        bias = torch.empty(n_members, 1, out_features).uniform_(-bound, bound, generator=generator)
+        self.weight = nn.Parameter(weight)
+        self.bias = nn.Parameter(bias)
+
+    def forward(self, decision):
+        """Apply member ``m``'s head to member ``m``'s rows.
+
+        Parameters
+        ----------
+        decision : torch.Tensor of shape (n_members * batch, in_features), float
+            The decision outputs, member-major.
+
+        Returns
+        -------
+        torch.Tensor of shape (n_members * batch, out_features)
+            Each member's head output on its rows, member-major.
+
+        Raises
+        ------
+        RuntimeError
+            From torch, when the rows are not a multiple of ``n_members``.
+        """
+        by_member = decision.reshape(self.n_members, -1, self.in_features)
+        return torch.baddbmm(self.bias, by_member, self.weight).reshape(-1, self.out_features)
+
+
+def member_sign_adapters(n_members, group_matrix, *, generator=None):
+    """The initial multiplicative adapters of the members: a random sign per member and attention group.
+
+    Parameters
+    ----------
+    n_members : int
+        Number of members, >= 2.
+    group_matrix : torch.Tensor of shape (n_groups, width), float32
+        ``group_matrix[g, c] = 1`` when embedded column ``c`` belongs to attention group ``g``
+        (:attr:`~sparsetab.network.embeddings.InputEmbedding.group_matrix`).
+    generator : torch.Generator or None, default=None
+        Source of the signs; None: torch's global generator.
+
+    Returns
+    -------
+    torch.Tensor of shape (n_members, width), float32
+        Entries in {-1, 1}; the embedded columns of one group share their member's sign (TabM's
+        initialisation of its first adapter, one value per feature's section; Gorishniy et al.,
+        ICLR 2025, section 3).
+    """
+    n_groups = group_matrix.shape[0]
+    signs = torch.randint(0, 2, (n_members, n_groups), generator=generator).to(group_matrix.dtype) * 2 - 1
+    return signs @ group_matrix
