@@ -22,8 +22,11 @@ for Syn4-Syn6 the relevant share per branch of the switch on x11; epochs and fit
 Sparsetab's architecture is the paper's synthetic one (N_d = N_a = 16; Syn1-Syn3: 4 steps, gamma 2.0,
 lambda_sparse 0.02; Syn4-Syn6: 5 steps, gamma 1.5, lambda_sparse 0.005; batch 3000, virtual batch 100);
 ``--training defaults`` (the default) leaves every training setting at the estimator's default, ``paper``
-uses the paper's (momentum 0.3, learning rate 0.02, patience 50, ``--max-epochs``). ``--set PARAM=VALUE``
-overrides more sparsetab parameters (a Python literal or a variant name of ``configs.py``).
+uses the paper's (momentum 0.3, learning rate 0.02, patience 50, ``--max-epochs``). ``--protocol user`` fits
+sparsetab as users call it, ``fit(X, y)`` on the 10,000 training rows alone (no ``X_val``: what
+``early_stopping="auto"`` does with them is sparsetab's), keyed as ``compare.py``'s user protocol; the peers
+keep their validation rows (pytorch-tabnet's early stopping is its best setting, not a user's default).
+``--set PARAM=VALUE`` overrides more sparsetab parameters (a Python literal or a variant name of ``configs.py``).
 
 Every (data set, model, configuration, seed) is one JSON file under ``--cache`` (``_cache.CellCache``),
 written when it is done: an interrupted run resumes where it stopped, and the table is rebuilt from the
@@ -34,7 +37,7 @@ Not part of the test suite (all cells: several hours on two CPU cores). Run::
     python benchmarks/syn.py [--datasets 1 2 3 4 5 6] [--modes sparsemax entmax15 constant adaptive]
                              [--gates none sigmoid] [--seeds 3] [--n-jobs 2]
                              [--peers pytorch-tabnet-sparsemax pytorch-tabnet-entmax hgb-treeshap]
-                             [--training defaults|paper] [--set PARAM=VALUE ...]
+                             [--training defaults|paper] [--protocol validation|user] [--set PARAM=VALUE ...]
                              [--output benchmarks/results/syn.md]
 """
 
@@ -45,6 +48,7 @@ import time
 import warnings
 from importlib.metadata import version
 
+import compare
 import configs
 import numpy as np
 import sklearn
@@ -101,8 +105,12 @@ def score_model(k, predict_positive, importances):
     return result
 
 
-def fit_sparsetab(k, mode, gate, seed, training, max_epochs, entmax_alpha, overrides):
-    """Fit sparsetab on Syn``k`` with ``random_state = k + 100 * seed``; return the fitted model."""
+def fit_sparsetab(k, mode, gate, seed, training, max_epochs, entmax_alpha, overrides, protocol="validation"):
+    """Fit sparsetab on Syn``k`` with ``random_state = k + 100 * seed``; return the fitted model.
+
+    ``protocol="user"`` fits as users call it, ``fit(X, y)`` on the training rows alone (the validation rows
+    unused: sparsetab holds out its own where its rules say so); ``"validation"`` passes them as ``X_val``.
+    """
     (X, y, _, _), (X_val, y_val, _, _), _ = draw(k)
     if training == "paper":
         settings = dict(max_epochs=max_epochs, n_iter_no_change=PATIENCE, **paper_hyperparameters(k))
@@ -114,7 +122,10 @@ def fit_sparsetab(k, mode, gate, seed, training, max_epochs, entmax_alpha, overr
     )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        model.fit(X, y, X_val=X_val, y_val=y_val)
+        if protocol == "user":
+            model.fit(X, y)
+        else:
+            model.fit(X, y, X_val=X_val, y_val=y_val)
     return model
 
 
@@ -160,7 +171,9 @@ def run_cell(cell, args, overrides):
     extra = {}
     if model_name == "sparsetab":
         mode, gate = config.split("/")
-        model = fit_sparsetab(k, mode, gate, seed, args.training, args.max_epochs, args.entmax_alpha, overrides)
+        model = fit_sparsetab(
+            k, mode, gate, seed, args.training, args.max_epochs, args.entmax_alpha, overrides, args.protocol
+        )
         fit_seconds = time.perf_counter() - start
         result = score_model(k, lambda X: model.predict_proba(X)[:, 1], lambda X: model.explain(X).importances)
         gates = model.explain(draw(k)[2][0][0]).step_gates
@@ -220,6 +233,9 @@ def cache_key(cell, args, overrides):
         if gate != "none":
             key["gate"] = GATES[gate]
         key["versions"] = dict(sparsetab=sparsetab.__version__, torch=torch.__version__.split("+")[0])
+        if args.protocol == "user":
+            # compare.py's user protocol and its key: a changed "auto" rule re-measures the cell.
+            key.update(protocol=compare.USER_PROTOCOL, auto_rules=compare.auto_rules_hash())
     if cell["model"] == "pytorch-tabnet":
         key["versions"] = {"pytorch-tabnet": version("pytorch-tabnet"), "torch": torch.__version__.split("+")[0]}
     if cell["model"] != "HistGradientBoosting+TreeSHAP" and (args.training == "paper" or cell["model"] != "sparsetab"):
@@ -416,6 +432,12 @@ def main():
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--seeds", type=int, default=3, help="training seeds per data set and model")
     parser.add_argument("--training", choices=["paper", "defaults"], default="defaults")
+    parser.add_argument(
+        "--protocol",
+        choices=["validation", "user"],
+        default="validation",
+        help="sparsetab's fit: with the validation rows as X_val, or fit(X, y) alone (the peers keep theirs)",
+    )
     parser.add_argument("--set", dest="overrides", nargs="+", default=[], metavar="PARAM=VALUE")
     parser.add_argument("--cache", default="benchmarks/results/cache/syn")
     parser.add_argument("--table-only", action="store_true", help="measure nothing; the table of the cached cells")
@@ -451,6 +473,12 @@ def main():
         f"({args.n_jobs} jobs, 1 torch thread each); sparsetab: entmax_alpha={args.entmax_alpha}, training "
         + ("settings of the paper" if args.training == "paper" else "settings at the estimator's defaults")
         + (f", overrides {overrides}" if overrides else "")
+        + (
+            "; user protocol: sparsetab fit(X, y) on the 10,000 training rows alone, the peers with their validation"
+            " rows"
+            if args.protocol == "user"
+            else ""
+        )
         + f"; {args.seeds} training seeds; {measured} of {len(planned)} cells measured. Sum of the cells' fit and"
         f" score times {seconds:.0f} s (about {seconds / args.n_jobs / 60:.0f} min of wall time at {args.n_jobs} jobs);"
         f" this invocation {time.perf_counter() - start:.0f} s."
