@@ -788,7 +788,11 @@ def solve_budget(z, budget, dim, n_iter, early_exit, buffers=True):
         hi = torch.where(left, hi, t)
         step = (F - budget) / A.clamp(min=1)
         cand = t + step
-        newton = (A > 0) & (cand >= lo) & (cand <= hi)
+        # Strictly inside the bracket (or the zero step of a solved row): F is piecewise linear, and a Newton
+        # step from one side of a kink can land back on the bracket's other end, where the step from there
+        # returns, a cycle that never reaches the root (budget 1 on 3 * [0, .25, .5, .75, 1] cycled between
+        # t = -1 and t = -0.75 around the root -0.875). Bisection breaks it.
+        newton = (A > 0) & (((cand > lo) & (cand < hi)) | (step == 0))
         if early_exit:
             tol = _STEP_ULPS * mach * (t.abs() + 1)
             done |= (F - budget).abs() <= _RESIDUAL_ULPS * mach * (budget + 1)

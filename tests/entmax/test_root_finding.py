@@ -76,6 +76,54 @@ def test_budget_hand_computed(training):
     assert_close(p, torch.tensor([1.0, 0.35, 0.15], dtype=torch.float64))
 
 
+def _capped_simplex_reference(z, budget):
+    """Exact float64 threshold of ``sum clamp(z - t, 0, 1) = budget``: the root on its linear piece."""
+    z = [float(value) for value in z]
+
+    def total(t):
+        return sum(min(max(value - t, 0.0), 1.0) for value in z)
+
+    kinks = sorted({value for value in z} | {value - 1 for value in z})
+    for left, right in zip(kinks, kinks[1:]):
+        high, low = total(left), total(right)  # decreasing in t
+        if high >= budget >= low:
+            t = left if high == low else left + (high - budget) * (right - left) / (high - low)
+            return torch.tensor([min(max(value - t, 0.0), 1.0) for value in z], dtype=torch.float64)
+    raise AssertionError("no root")
+
+
+@PATHS
+def test_budget_one_on_a_grid_is_sparsemax(training):
+    # Issue 33: the kinks of this sum sat on the solver's iterates, and its Newton steps cycled between two of
+    # them (mass 1.25). Budget 1 with no entry capped is sparsemax.
+    x = 3 * torch.tensor([0, 0.25, 0.5, 0.75, 1])
+    expected = torch.tensor([0, 0, 0, 0.125, 0.875])
+    assert_close(budget_bisect(x, budget=1, dim=0, training=training), expected)
+    assert_close(sparsemax(x, dim=0), expected)
+    assert_close(budget_bisect(x, budget=1, dim=0, ensure_sum_one=False), expected)
+
+
+@SETTINGS
+@given(
+    values=st.lists(st.integers(-12, 12), min_size=2, max_size=7),
+    scale=st.sampled_from([0.25, 0.5, 0.75, 1.0, 3.0]),
+    budget_share=st.sampled_from([0.2, 0.25, 0.5, 0.75, 1.0]),
+    dtype=st.sampled_from([torch.float32, torch.float64]),
+    training=st.booleans(),
+)
+def test_budget_matches_the_exact_projection_when_the_support_sits_on_kinks(
+    values, scale, budget_share, dtype, training
+):
+    # Scores on a grid put the sum's kinks (z_i and z_i - 1) on the bisection midpoints and Newton landings.
+    z = torch.tensor(values, dtype=torch.float64) * scale / 4
+    budget = max(0.25, round(budget_share * (len(values) - 1) * 4) / 4)
+    expected = _capped_simplex_reference(z.tolist(), budget)
+    p = budget_bisect(z.to(dtype), budget=budget, training=training)
+    tolerance = 1e-5 if dtype == torch.float32 else 1e-10
+    assert_close(p.double(), expected, rtol=0, atol=tolerance)
+    assert_close(p.double().sum(), torch.tensor(budget, dtype=torch.float64), rtol=0, atol=tolerance * len(values))
+
+
 # ---------------------------------------------------------------- alpha = 1 and alpha < 1
 
 
