@@ -34,7 +34,7 @@ from ._params import (
     with_legacy_parameters,
 )
 from ._progress import CallbackSupportMixin, EpochPrinter, epoch_tasks, metric_label, training_observer
-from ._runtime import TorchStatePickleMixin, resolve_device, torch_threads
+from ._runtime import TorchStatePickleMixin, resolve_device, torch_threads, trains_whatever_the_autograd_mode
 from ._tabular import TabularEncoding, feature_names, validate_frame
 from ._training import member_mean_loss, train_network
 from ._warnings import warn
@@ -219,6 +219,7 @@ class BaseSparseTabNet(
             n_rows=n_rows,
         )
 
+    @trains_whatever_the_autograd_mode
     def _fit(
         self,
         X,

@@ -1,6 +1,7 @@
 """Where and how torch runs for an estimator: threads, device, and pickling of torch state."""
 
 import contextlib
+import functools
 import io
 import os
 
@@ -16,6 +17,7 @@ __all__ = [
     "resolve_device",
     "thread_count",
     "torch_threads",
+    "trains_whatever_the_autograd_mode",
 ]
 
 # Fitted attributes holding tensors, pickled with torch.save so they load on the CPU first.
@@ -80,6 +82,34 @@ def thread_count(n_jobs):
     if n_jobs is None:
         return min(torch.get_num_threads(), available_cores())
     return n_jobs if n_jobs > 0 else max(1, available_cores() + 1 + n_jobs)
+
+
+def trains_whatever_the_autograd_mode(method):
+    """Decorate a fit method so that it trains inside the caller's ``torch.no_grad()`` or ``torch.inference_mode()``.
+
+    A fit called in a notebook cell or a serving handler that turned gradients off would
+    otherwise fail deep in its first training step (torch's "does not require grad"), and
+    under inference mode its network and tensors would be inference tensors that autograd
+    refuses. The method runs with ``torch.inference_mode(False)`` and ``torch.enable_grad()``;
+    both restore the caller's modes when it returns or raises.
+
+    Parameters
+    ----------
+    method : callable
+        The fit method.
+
+    Returns
+    -------
+    callable
+        The method, run under those modes.
+    """
+
+    @functools.wraps(method)
+    def training(*args, **kwargs):
+        with torch.inference_mode(False), torch.enable_grad():
+            return method(*args, **kwargs)
+
+    return training
 
 
 @contextlib.contextmanager

@@ -24,7 +24,7 @@ from ._params import (
     training_config,
 )
 from ._progress import CallbackSupportMixin, EpochPrinter, epoch_tasks, training_observer
-from ._runtime import TorchStatePickleMixin, resolve_device, torch_threads
+from ._runtime import TorchStatePickleMixin, resolve_device, torch_threads, trains_whatever_the_autograd_mode
 from ._tabular import TabularEncoding, feature_names, validate_frame
 from ._training import train_network
 from .network import PretrainingNetwork, TabNet
@@ -321,6 +321,7 @@ class SparseTabNetPretrainer(
         return tags
 
     @_fit_context(prefer_skip_nested_validation=True)
+    @trains_whatever_the_autograd_mode
     def fit(self, X, y=None):
         """Pretrain the encoder on the rows of ``X`` (labels, if given, are ignored).
 

@@ -12,6 +12,7 @@ import sys
 import warnings
 
 import joblib
+import numpy as np
 import pytest
 import torch
 from sklearn.base import BaseEstimator
@@ -26,6 +27,7 @@ from sparsetab._runtime import (
     resolve_device,
     thread_count,
     torch_threads,
+    trains_whatever_the_autograd_mode,
 )
 
 needs_no_cuda = pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without CUDA")
@@ -301,3 +303,42 @@ def test_predicting_in_a_forked_worker_returns(n_jobs):
     )
     assert result.returncode == 0, result.stderr[-2000:]
     assert "forked child returned" in result.stdout
+
+
+@pytest.mark.parametrize("mode", [torch.no_grad, torch.inference_mode])
+def test_fit_trains_whatever_the_callers_autograd_mode(mode, fast_params):
+    # Issue 33: a fit in a no_grad or inference_mode block (a notebook cell, a serving handler) failed in its first
+    # step. It trains as outside one, bit for bit, and leaves the caller's mode as it was.
+    from sparsetab import SparseTabNetClassifier, SparseTabNetPretrainer
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(120, 3))
+    y = np.where(X[:, 0] > 0, "yes", "no")
+    params = dict(fast_params, max_epochs=2, early_stopping=False)
+    reference = SparseTabNetClassifier(**params).fit(X, y)
+    pretrained = SparseTabNetPretrainer(**params).fit(X)
+    with mode():
+        model = SparseTabNetClassifier(**params).fit(X, y)
+        assert not torch.is_grad_enabled()
+        assert torch.is_inference_mode_enabled() == (mode is torch.inference_mode)
+        probabilities = model.predict_proba(X)
+        model.set_params(warm_start=True).fit(X, y)
+        pretrainer = SparseTabNetPretrainer(**params).fit(X)
+    np.testing.assert_array_equal(probabilities, reference.predict_proba(X))
+    assert reference.set_params(warm_start=True).fit(X, y).loss_curve_ == model.loss_curve_
+    assert pretrainer.loss_curve_ == pretrained.loss_curve_
+
+
+def test_the_autograd_modes_are_restored_when_the_fit_raises():
+    @trains_whatever_the_autograd_mode
+    def failing():
+        assert torch.is_grad_enabled() and not torch.is_inference_mode_enabled()
+        raise ValueError("bad input")
+
+    with torch.inference_mode(), pytest.raises(ValueError, match="bad input"):
+        failing()
+    with torch.no_grad():
+        with pytest.raises(ValueError, match="bad input"):
+            failing()
+        assert not torch.is_grad_enabled()
+    assert torch.is_grad_enabled() and not torch.is_inference_mode_enabled()
