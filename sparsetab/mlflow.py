@@ -60,6 +60,7 @@ class PyfuncModel:
         Returns
         -------
         pandas.DataFrame
+            Indexed as ``model_input`` (a DataFrame; otherwise 0 to n_samples - 1).
             ``"predict"``: a column ``prediction`` (one column per output, ``prediction_k``,
             for several). ``"predict_proba"``: one column per class, named by the class.
             ``"explain"``: the aggregate importance of each input column (rows sum to 1),
@@ -74,20 +75,24 @@ class PyfuncModel:
         method = (params or {}).get("method", "predict")
         if method not in METHODS:
             raise ValueError(f"params['method'] must be one of {list(METHODS)}, got {method!r}.")
+        # The rows keep the input's index, as MLflow's own flavors do: `df["pred"] = model.predict(df)["prediction"]`
+        # then aligns row by row instead of giving NaN wherever the index is not 0..n-1.
+        index = model_input.index if isinstance(model_input, pd.DataFrame) else None
         if method == "explain":
             explanation = self.estimator.explain(model_input)
-            return pd.DataFrame(explanation.importances, columns=[str(name) for name in explanation.feature_names])
+            columns = [str(name) for name in explanation.feature_names]
+            return pd.DataFrame(explanation.importances, columns=columns, index=index)
         if method == "predict_proba":
             if not hasattr(self.estimator, "predict_proba"):
                 raise ValueError("params['method']='predict_proba' needs a classifier; this model is a regressor.")
             probabilities = self.estimator.predict_proba(model_input)
             if isinstance(probabilities, list) or np.ndim(self.estimator.classes_) != 1:
                 raise ValueError("params['method']='predict_proba' is served for one output only.")
-            return pd.DataFrame(probabilities, columns=[str(label) for label in self.estimator.classes_])
+            return pd.DataFrame(probabilities, columns=[str(label) for label in self.estimator.classes_], index=index)
         prediction = np.asarray(self.estimator.predict(model_input))
         if prediction.ndim == 1:
-            return pd.DataFrame({"prediction": prediction})
-        return pd.DataFrame(prediction, columns=[f"prediction_{k}" for k in range(prediction.shape[1])])
+            return pd.DataFrame({"prediction": prediction}, index=index)
+        return pd.DataFrame(prediction, columns=[f"prediction_{k}" for k in range(prediction.shape[1])], index=index)
 
 
 def _load_pyfunc(data_path):

@@ -83,3 +83,25 @@ def test_without_mlflow_the_error_names_the_extra(model, tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "mlflow", None)
     with pytest.raises(ImportError, match=r'pip install "sparsetab\[mlflow\]"'):
         sparsetab_mlflow.save_model(model, tmp_path / "nope")
+
+
+@pytest.mark.parametrize("method", ["predict", "predict_proba", "explain"])
+def test_the_served_rows_keep_the_inputs_index(model, table, tmp_path, method):
+    # Issue 33: a fresh RangeIndex made `df["pred"] = served.predict(df)["prediction"]` NaN on rows indexed 1010..
+    X, _ = table
+    rows = X.iloc[10:20].set_axis(range(1010, 1020)).sample(frac=1.0, random_state=0)
+    served = mlflow.pyfunc.load_model(str(sparsetab_mlflow.save_model(model, tmp_path / "indexed")))
+    output = served.predict(rows, params={"method": method})
+    assert output.index.equals(rows.index)
+    frame = rows.copy()
+    frame["served"] = output.iloc[:, 0]
+    expected = {
+        "predict": model.predict(rows),
+        "predict_proba": model.predict_proba(rows)[:, 0],
+        "explain": model.explain(rows).importances[:, 0],
+    }[method]
+    assert frame["served"].notna().all()
+    if method == "predict":
+        assert frame["served"].tolist() == expected.tolist()
+    else:
+        np.testing.assert_allclose(frame["served"].to_numpy(), expected, rtol=1e-6)
