@@ -156,6 +156,9 @@ def feature_names(estimator):
 
 def _is_auto_categorical(series):
     dtype = series.dtype
+    if pdt.is_object_dtype(dtype) and pdt.infer_dtype(series, skipna=True) == "decimal":
+        # decimal.Decimal objects, what read_sql gives for NUMERIC columns: numbers, not one category per price.
+        return False
     return (
         isinstance(dtype, pd.CategoricalDtype)
         or pdt.is_bool_dtype(dtype)
@@ -901,6 +904,11 @@ class TabularEncoding:
                         "with pandas.to_numeric. A categorical column must be in categorical_features (a list "
                         "replaces the automatic detection)."
                     )
+            if _is_arrow_decimal(column.dtype):
+                # pandas.to_numeric drops the nulls of an Arrow decimal column and then fails on the length;
+                # Arrow's own cast to float64 keeps them (as NaN below).
+                yield j, column.astype("float64[pyarrow]").to_numpy(dtype=np.float64, na_value=np.nan)
+                continue
             try:
                 yield j, pd.to_numeric(column).to_numpy(dtype=np.float64, na_value=np.nan)
             except (ValueError, TypeError) as error:
@@ -979,6 +987,15 @@ class TabularEncoding:
             "categorical_features must be 'auto', None, or an array-like of column names, indices "
             f"or booleans; got {spec!r}."
         )
+
+
+def _is_arrow_decimal(dtype):
+    # decimal128 / decimal256 columns of pandas' Arrow backend (pyarrow is installed whenever one exists).
+    if not isinstance(dtype, pd.ArrowDtype):
+        return False
+    import pyarrow
+
+    return pyarrow.types.is_decimal(dtype.pyarrow_dtype)
 
 
 def _plain_number_dtype(dtype):

@@ -196,7 +196,8 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
         load with ``"standard"`` and no clipping, and predict exactly as before until refit.
     categorical_features : "auto", None, array-like of str, int or bool, default="auto"
         Categorical columns, embedded and attended to as one group each. ``"auto"``: DataFrame
-        columns of ``category``, ``object``, string or ``bool`` dtype. Otherwise column names,
+        columns of ``category``, ``object``, string or ``bool`` dtype (an ``object`` column of
+        ``decimal.Decimal`` values is numeric). Otherwise column names,
         indices or a boolean mask (needed for integer-coded categories and numpy input).
         Missing values and categories unseen at fit map to a reserved embedding row. Missing
         values (NaN) in numeric columns get a learned fill value per column and, for columns
@@ -908,7 +909,8 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
         load with ``"standard"`` and no clipping, and predict exactly as before until refit.
     categorical_features : "auto", None, array-like of str, int or bool, default="auto"
         Categorical columns, embedded and attended to as one group each. ``"auto"``: DataFrame
-        columns of ``category``, ``object``, string or ``bool`` dtype. Otherwise column names,
+        columns of ``category``, ``object``, string or ``bool`` dtype (an ``object`` column of
+        ``decimal.Decimal`` values is numeric). Otherwise column names,
         indices or a boolean mask (needed for integer-coded categories and numpy input).
         Missing values and categories unseen at fit map to a reserved embedding row. Missing
         values (NaN) in numeric columns get a learned fill value per column and, for columns

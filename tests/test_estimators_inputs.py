@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import scipy.sparse
+import sklearn.exceptions
 import torch
 
 import sparsetab._inference
@@ -209,3 +210,30 @@ def test_a_missing_value_marker_in_a_numeric_column_is_named_with_the_fix():
         ValueError, match=r"holds 20 string value\(s\), 5 of them not numbers \(e\.g\. '\?'; .*na_values=\['\?'\]"
     ):
         model.fit(X, [0, 1] * 10)
+
+
+@pytest.mark.parametrize("decimal_kind", ["objects", "arrow"])
+def test_decimal_columns_are_numbers(fast_params, decimal_kind):
+    # Issue 33: Decimal objects (read_sql's NUMERIC) were one category per price; an Arrow decimal128 column with a
+    # null failed in pandas.to_numeric. Both are the numbers a float column holds: the same model, bit for bit.
+    import decimal
+
+    pyarrow = pytest.importorskip("pyarrow")
+    rng = np.random.default_rng(0)
+    floats = pd.DataFrame({"price": np.round(rng.uniform(1, 100, 150), 2), "weight": rng.normal(size=150)})
+    floats.loc[[3, 40], "price"] = np.nan
+    y = np.nan_to_num(floats["price"].to_numpy()) - 10 * floats["weight"].to_numpy()
+    if decimal_kind == "objects":
+        prices = [None if np.isnan(value) else decimal.Decimal(f"{value:.2f}") for value in floats["price"]]
+        decimals = floats.assign(price=pd.Series(prices, dtype=object))
+    else:
+        decimals = floats.astype({"price": pd.ArrowDtype(pyarrow.decimal128(10, 2))})
+    params = dict(fast_params, max_epochs=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)  # no "numbers stored as text" or other warning
+        warnings.simplefilter("ignore", sklearn.exceptions.ConvergenceWarning)
+        model = SparseTabNetRegressor(**params).fit(decimals, y)
+        reference = SparseTabNetRegressor(**params).fit(floats, y)
+    assert model._tabular_encoding.is_categorical_.tolist() == [False, False]
+    np.testing.assert_array_equal(model.predict(decimals), reference.predict(floats))
+    np.testing.assert_array_equal(reference.predict(decimals), reference.predict(floats))
