@@ -107,7 +107,9 @@ def validate_frame(estimator, X, reset):
     Returns
     -------
     pandas.DataFrame of shape (n_samples, n_features)
-        ``X`` itself when it is a DataFrame (never a copy), else :func:`to_frame` of the array.
+        ``X`` itself when it is a DataFrame (never a deep copy: a shallow one whose Arrow
+        dictionary columns are pandas categoricals, when it has such columns), else
+        :func:`to_frame` of the array.
 
     Raises
     ------
@@ -130,7 +132,7 @@ def validate_frame(estimator, X, reset):
             )
         if X.shape[1] == 0:
             raise ValueError(f"X has 0 feature(s) (shape={X.shape}) while a minimum of 1 is required.")
-        return X
+        return _with_arrow_dictionaries_as_categories(X)
     X = validate_data(estimator, X, reset=reset, dtype=None, ensure_all_finite=False)
     return to_frame(X)
 
@@ -152,6 +154,41 @@ def feature_names(estimator):
     if hasattr(estimator, "feature_names_in_"):
         return np.asarray(estimator.feature_names_in_, dtype=object)
     return np.asarray([f"x{j}" for j in range(estimator.n_features_in_)], dtype=object)
+
+
+def _is_arrow_dictionary(dtype):
+    # pandas' Arrow backend's categorical columns (dtype_backend="pyarrow" reading a categorical or a Parquet
+    # dictionary column); pyarrow is installed whenever one exists.
+    if not isinstance(dtype, pd.ArrowDtype):
+        return False
+    import pyarrow
+
+    return pyarrow.types.is_dictionary(dtype.pyarrow_dtype)
+
+
+def _with_arrow_dictionaries_as_categories(frame):
+    """``frame``, or a shallow copy of it whose Arrow dictionary columns are the equivalent pandas categoricals.
+
+    An Arrow dictionary column is what pandas' ``category`` is with the Arrow backend: the same
+    categories (its dictionary, declared values kept), codes and order. pandas' own ``astype("category")``
+    fails on one with nulls, so the categorical is built from the Arrow indices and dictionary.
+    """
+    positions = [j for j, dtype in enumerate(frame.dtypes) if _is_arrow_dictionary(dtype)]
+    if not positions:
+        return frame
+    import pyarrow
+
+    frame = frame.copy(deep=False)
+    for j in positions:
+        column = frame.iloc[:, j]
+        array = pyarrow.array(column)
+        if isinstance(array, pyarrow.ChunkedArray):
+            array = array.unify_dictionaries().combine_chunks()
+        codes = array.indices.fill_null(-1).to_numpy(zero_copy_only=False)
+        categories = pd.Index(array.dictionary.to_pylist(), dtype=object)
+        categorical = pd.Categorical.from_codes(codes, categories=categories, ordered=array.type.ordered)
+        frame.isetitem(j, pd.Series(categorical, index=column.index, name=column.name))
+    return frame
 
 
 def _is_auto_categorical(series):
@@ -210,7 +247,7 @@ def _warn_numbers_as_text(frame, is_categorical):
             continue
         values = column.dropna()
         if len(values) and values.map(lambda value: isinstance(value, str)).all():
-            if pd.to_numeric(values, errors="coerce").notna().all():
+            if not _not_numbers(values).any():
                 warn(
                     f"Column {frame.columns[j]!r} holds numbers stored as text (e.g. {values.iloc[0]!r}); with "
                     "categorical_features='auto' it is categorical, one category per distinct value. Convert it "
@@ -218,6 +255,15 @@ def _warn_numbers_as_text(frame, is_categorical):
                     "categorical_features to keep it categorical without this warning.",
                     UserWarning,
                 )
+
+
+def _not_numbers(strings):
+    """Boolean numpy mask of the values of ``strings`` (a Series of str) that do not read as numbers.
+
+    Through a numpy object array: ``pandas.to_numeric(errors="coerce")`` of an Arrow string Series
+    gives NaN as a value, which ``notna()`` counts as present, so every word would read as a number.
+    """
+    return np.isnan(pd.to_numeric(np.asarray(strings, dtype=object), errors="coerce").astype(np.float64))
 
 
 def _sorted_categories(values):
@@ -890,7 +936,7 @@ class TabularEncoding:
                 if len(strings):
                     # A file's missing-value marker ("?", "NA ", "-") turns a whole numeric column into text:
                     # name the values that are not numbers, which the user must map to missing.
-                    words = strings[pd.to_numeric(strings, errors="coerce").isna()]
+                    words = strings[_not_numbers(strings)]
                     detail = (
                         f", {len(words)} of them not numbers (e.g. {words.iloc[0]!r}; if that marks a missing value, "
                         f"read the file with pandas.read_csv(..., na_values=[{words.iloc[0]!r}]))"

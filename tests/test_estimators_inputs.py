@@ -237,3 +237,47 @@ def test_decimal_columns_are_numbers(fast_params, decimal_kind):
     assert model._tabular_encoding.is_categorical_.tolist() == [False, False]
     np.testing.assert_array_equal(model.predict(decimals), reference.predict(floats))
     np.testing.assert_array_equal(reference.predict(decimals), reference.predict(floats))
+
+
+@pytest.mark.parametrize("with_nulls", [False, True])
+def test_arrow_backed_columns_behave_like_their_pandas_counterparts(fast_params, with_nulls):
+    # Issue 33: with dtype_backend="pyarrow" a dictionary (categorical) column was refused as numeric, and an
+    # Arrow string column with nulls warned that its words were "numbers stored as text".
+    pyarrow = pytest.importorskip("pyarrow")
+    rng = np.random.default_rng(1)
+    n_rows = 160
+    frame = pd.DataFrame(
+        {
+            "plan": pd.Categorical(rng.choice(["basic", "gold"], n_rows), categories=["basic", "gold", "unused"]),
+            "city": rng.choice(["Paris", "Oslo", "Lima"], n_rows).astype(object),
+            "code": rng.choice(["10", "20", "30"], n_rows).astype(object),  # digits as text: warned in both
+            "income": rng.lognormal(10, 1, n_rows),
+            "member": rng.random(n_rows) > 0.5,
+        }
+    )
+    if with_nulls:
+        frame.loc[::7, "plan"] = np.nan
+        frame.loc[1::9, ["city", "code"]] = None
+        frame.loc[2::11, "income"] = np.nan
+    y = np.where((frame["city"] == "Oslo") | (frame["income"] > 3e4), "yes", "no")
+    arrow = pyarrow.Table.from_pandas(frame, preserve_index=False).to_pandas(types_mapper=pd.ArrowDtype)
+    assert isinstance(arrow["plan"].dtype, pd.ArrowDtype) and isinstance(arrow["city"].dtype, pd.ArrowDtype)
+    params = dict(fast_params, max_epochs=2)
+    fits = {}
+    for name, X in (("pandas", frame), ("arrow", arrow)):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            fits[name] = SparseTabNetClassifier(**params).fit(X, y)
+        fits[name + " warnings"] = sorted(str(w.message) for w in caught if w.category is UserWarning)
+    assert fits["arrow warnings"] == fits["pandas warnings"]
+    assert len(fits["pandas warnings"]) == 1 and "'code' holds numbers stored as text" in fits["pandas warnings"][0]
+    pandas_model, arrow_model = fits["pandas"], fits["arrow"]
+    encoding, arrow_encoding = pandas_model._tabular_encoding, arrow_model._tabular_encoding
+    assert encoding.is_categorical_.tolist() == [True, True, True, False, True]
+    assert arrow_encoding.is_categorical_.tolist() == encoding.is_categorical_.tolist()
+    categories = {j: list(values) for j, values in encoding.categories_.items()}
+    assert {j: list(values) for j, values in arrow_encoding.categories_.items()} == categories
+    assert categories[0] == ["basic", "gold"]
+    np.testing.assert_array_equal(arrow_model.predict_proba(arrow), pandas_model.predict_proba(frame))
+    np.testing.assert_array_equal(pandas_model.predict_proba(arrow), pandas_model.predict_proba(frame))
+    assert isinstance(arrow["plan"].dtype, pd.ArrowDtype)  # the user's frame is as it was
