@@ -93,6 +93,40 @@ class BaseSparseTabNet(
         """The float32 tensor of an already validated frame, with the fitted tabular encoding, on the device."""
         return torch.from_numpy(self._tabular_encoding.transform(frame)).to(self._device)
 
+    def _encode_continued(self, frame):
+        """Encode the rows of a continued fit (``warm_start``, ``partial_fit``), warning once of what drifted.
+
+        The encoding stays the first fit's, so values far outside its range are clipped (the
+        network cannot tell them apart from the edge) and categories it never saw read as the
+        reserved "unseen" code: the model cannot learn from them. Warned as ``predict`` warns, once
+        per call with counts and columns.
+        """
+        encoding = self._tabular_encoding
+        encoded, outside_rows, outside_columns = encoding.transform_with_range_report(frame)
+        unseen = {frame.columns[j]: share for j, share in encoding.unseen_share(frame).items() if share > 0}
+        if outside_rows.any() or unseen:
+            found = []
+            if outside_rows.any():
+                names = ", ".join(repr(str(name)) for name in frame.columns[outside_columns])
+                found.append(
+                    f"{int(outside_rows.sum())} of {frame.shape[0]} rows have values far outside the range of the "
+                    f"first fit (beyond [min - range, max + range]) in column(s) {names}, clipped to that range"
+                )
+            if unseen:
+                shares = ", ".join(f"{str(name)!r}: {share:.0%}" for name, share in unseen.items())
+                found.append(
+                    f"categorical column(s) hold values the first fit never saw ({shares} of their present values), "
+                    "all read as one 'unseen' category"
+                )
+            warn(
+                "This continued fit keeps the first fit's column ranges and categories: "
+                + "; ".join(found)
+                + ". The model cannot learn what sets these rows apart. When the data has drifted, refit on all "
+                "of it (fit with warm_start=False), or use sparsetab.streaming.fit for data larger than memory.",
+                UserWarning,
+            )
+        return torch.from_numpy(encoded).to(self._device)
+
     # ----- fit ----------------------------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None, *, X_val=None, y_val=None, sample_weight_val=None):
@@ -380,7 +414,7 @@ class BaseSparseTabNet(
                 setattr(self, name, value)
             self._build_network(frame, X_train, kind, pretrainer, seed)
         else:
-            X_train = self._encode_frame(frame)
+            X_train = self._encode_continued(frame)
         y_train = kind.tensor(targets, device)
         w_train = torch.as_tensor(weights, dtype=torch.float32, device=device)
         self.network_.to(device)

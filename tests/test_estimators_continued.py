@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 import torch
 
-from sparsetab import SparseTabNetClassifier, SparseTabNetPretrainer
+from sparsetab import SparseTabNetClassifier, SparseTabNetPretrainer, SparseTabNetRegressor
 from sparsetab._params import ON_CHANGE, PARAMETERS
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
@@ -36,6 +36,7 @@ CHANGED = {
     "n_independent": 2,
     "n_shared": 2,
     "n_ensemble": 2,
+    "n_efficient_members": 2,
     "lambda_sparse": 1e-2,
     "virtual_batch_size": 8,
     "momentum": 0.1,
@@ -171,3 +172,29 @@ def test_pretrained_none_after_load_is_no_change(tmp_path):
     pretrainer.fit(X)  # refitted: another fit id
     with pytest.raises(ValueError, match="fine-tuned from another fit"):
         model.set_params(pretrained=pretrainer).partial_fit(X, y)
+
+
+@pytest.mark.parametrize("method", ["partial_fit", "warm_start"])
+def test_continued_fit_on_drifted_data_warns_once_with_counts_and_columns(fast_params, method):
+    # Issue 33: later batches far outside the first call's ranges, or of only new categories, were clipped and read
+    # as unseen without a word. Data like the first call's gives no warning.
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"size": rng.normal(size=120), "colour": rng.choice(["red", "blue"], 120)})
+    y = 2 * X["size"].to_numpy()
+    params = dict(fast_params, max_epochs=1, learning_rate_schedule="constant", warm_start=method == "warm_start")
+    model = SparseTabNetRegressor(**params)
+    with warnings.catch_warnings():
+        model.fit(X, y)
+        drifted = X.assign(size=X["size"] + 50)
+        drifted.loc[:29, "colour"] = "green"
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", UserWarning)
+            model.partial_fit(drifted, y) if method == "partial_fit" else model.fit(drifted, y)
+            messages = [str(w.message) for w in caught if w.category is UserWarning]
+            assert len(messages) == 1
+            assert "120 of 120 rows have values far outside the range of the first fit" in messages[0]
+            assert "in column(s) 'size'" in messages[0] and "('colour': 25% of their present values)" in messages[0]
+            assert "refit on all of it (fit with warm_start=False), or use sparsetab.streaming.fit" in messages[0]
+            caught.clear()
+            model.partial_fit(X, y) if method == "partial_fit" else model.fit(X, y)
+            assert not [w for w in caught if w.category is UserWarning]
