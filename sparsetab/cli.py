@@ -8,6 +8,8 @@ success, 1 for a user error and 2 for a usage error (argparse's).
 
 import argparse
 import json
+import os
+import signal
 import sys
 import time
 import traceback
@@ -33,7 +35,7 @@ from .estimators import SparseTabNetClassifier, SparseTabNetRegressor
 from .inspection import FeatureMaskDisplay
 from .io import load_model
 
-__all__ = ["main", "read_table", "parse_assignment"]
+__all__ = ["main", "parse_assignment", "read_table", "text_columns"]
 
 _PARQUET_SUFFIXES = (".parquet", ".pq")
 _EXAMPLES = {
@@ -59,7 +61,7 @@ class UserError(Exception):
     """A problem with the user's files, columns or parameters: reported as one line, exit code 1."""
 
 
-def read_table(path, *, role="DATA"):
+def read_table(path, *, role="DATA", text_columns=()):
     """Read a CSV (any compression pandas infers from the suffix) or Parquet file.
 
     Parameters
@@ -69,6 +71,11 @@ def read_table(path, *, role="DATA"):
         read by :func:`pandas.read_csv`.
     role : str, default="DATA"
         What the file is, for the error messages.
+    text_columns : iterable of str, default=()
+        Columns a CSV file's reader keeps as text, whatever their values look like: a fitted
+        model's text columns (:func:`text_columns`), so that a column of codes such as ``"007"``
+        that holds only digits in a new file is not read as numbers. Parquet files carry their
+        types and ignore it.
 
     Returns
     -------
@@ -94,10 +101,37 @@ def read_table(path, *, role="DATA"):
         reader = pd.read_parquet
     else:
         reader = pd.read_csv
+    options = {}
+    if reader is pd.read_csv and text_columns:
+        options["dtype"] = {name: str for name in text_columns}
     try:
-        return reader(path)
+        return reader(path, **options)
     except (ValueError, OSError, UnicodeDecodeError) as error:
         raise UserError(f"{role} file {str(path)!r} could not be read as a table: {error}") from error
+
+
+def text_columns(model):
+    """The input columns a fitted model read as text: categorical columns whose categories are all strings.
+
+    Parameters
+    ----------
+    model : SparseTabNetClassifier or SparseTabNetRegressor
+        A fitted model.
+
+    Returns
+    -------
+    list of str
+        Their names, in the fitted order (none for a model fitted without column names).
+    """
+    names = getattr(model, "feature_names_in_", None)
+    if names is None:
+        return []
+    encoding = model._tabular_encoding
+    return [
+        str(names[j])
+        for j, categories in encoding.categories_.items()
+        if len(categories) and all(isinstance(value, str) for value in categories)
+    ]
 
 
 def _write_table(frame, path):
@@ -165,6 +199,26 @@ def _estimator(task, assignments):
     return estimator
 
 
+def _class_weight_keys_as_labels(estimator, y):
+    """Read ``--set class_weight={...}``'s keys as the target's labels: JSON keys are text, labels may be numbers.
+
+    A key that is not a label but is the text of exactly one label (``"1"`` for the label 1)
+    becomes that label; other keys are left for the estimator's own check to name.
+    """
+    weights = estimator.class_weight
+    if not isinstance(weights, dict):
+        return
+    labels = [label.item() if isinstance(label, np.generic) else label for label in pd.unique(y.dropna())]
+    by_text = {}
+    for label in labels:
+        by_text.setdefault(str(label), []).append(label)
+    converted = {}
+    for key, weight in weights.items():
+        matches = by_text.get(key, []) if isinstance(key, str) and key not in labels else []
+        converted[matches[0] if len(matches) == 1 else key] = weight
+    estimator.set_params(class_weight=converted)
+
+
 def _split_target(frame, target, path):
     if target not in frame.columns:
         raise UserError(f"--target {target!r} is not a column of {str(path)!r}; its columns: {list(frame.columns)}.")
@@ -211,6 +265,8 @@ def _command_fit(arguments):
     X, y = _split_target(frame, arguments.target, arguments.data)
     task = _task_of(y, arguments.task, arguments.target)
     estimator = _estimator(task, [parse_assignment(text) for text in arguments.set or []])
+    if task == "classification":
+        _class_weight_keys_as_labels(estimator, y)
     validation = {}
     if arguments.validation is not None:
         frame_val = read_table(arguments.validation, role="--validation")
@@ -251,7 +307,7 @@ def _command_fit(arguments):
 
 def _command_predict(arguments):
     model = _load(arguments.model)
-    frame = read_table(arguments.data)
+    frame = read_table(arguments.data, text_columns=text_columns(model))
     X = _features(model, frame, arguments.data)
     result = pd.DataFrame(index=range(len(frame)))
     if arguments.id is not None:
@@ -277,7 +333,7 @@ def _command_predict(arguments):
 
 def _command_explain(arguments):
     model = _load(arguments.model)
-    frame = read_table(arguments.data)
+    frame = read_table(arguments.data, text_columns=text_columns(model))
     if arguments.rows is not None:
         if arguments.rows < 1:
             raise UserError(f"--rows must be at least 1, got {arguments.rows}.")
@@ -338,7 +394,7 @@ def _metrics(model, X, y):
 
 def _command_evaluate(arguments):
     model = _load(arguments.model)
-    frame = read_table(arguments.data)
+    frame = read_table(arguments.data, text_columns=text_columns(model))
     X, y = _split_target(frame, arguments.target, arguments.data)
     if y.isna().any():
         raise UserError(
@@ -346,7 +402,9 @@ def _command_evaluate(arguments):
         )
     metrics = _metrics(model, _features(model, X, arguments.data), y)
     if arguments.json:
-        print(json.dumps({"rows": len(frame), **metrics}, indent=2))
+        # A metric undefined on these rows (ROC AUC of one class) is null: JSON has no NaN.
+        defined = {name: (None if value != value else value) for name, value in metrics.items()}
+        print(json.dumps({"rows": len(frame), **defined}, indent=2, allow_nan=False))
         return
     print(f"{'metric':<18} value")
     for name, value in metrics.items():
@@ -471,7 +529,8 @@ def main(argv=None):
     -------
     int
         0 on success, 1 for a user error (a missing file or column, a bad parameter value),
-        printed as one line on standard error. A usage error (an unknown option, a missing
+        printed as one line on standard error; 141 (128 + SIGPIPE), silently, when the reader of
+        standard output closed it early (``sparsetab predict ... | head``). A usage error (an unknown option, a missing
         argument) exits with 2 through argparse.
 
     Raises
@@ -494,6 +553,13 @@ def main(argv=None):
         with warnings.catch_warnings():
             warnings.showwarning = show_warning
             _COMMANDS[arguments.command](arguments)
+    except BrokenPipeError:
+        # The reader closed the pipe (`sparsetab predict ... | head`): end quietly with the status of a process
+        # killed by SIGPIPE, as other command-line tools do; standard output goes nowhere, so that flushing it at
+        # exit does not raise again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 128 + int(getattr(signal, "SIGPIPE", 13))
     except Exception as error:  # one line for the user; the traceback only when asked for
         if arguments.debug:
             traceback.print_exc()

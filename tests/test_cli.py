@@ -4,6 +4,7 @@ import contextlib
 import io
 import json
 import os
+import signal
 import subprocess
 import sys
 from importlib.metadata import entry_points
@@ -269,3 +270,83 @@ def test_explain_steps_of_a_model_with_step_gates_has_a_gate_column(tmp_path):
     assert list(steps.columns) == ["row", "step", "feature", "mask", "gate"] and len(steps) == 5 * 2 * 3
     gates = model.explain(X.head(5)).step_gates
     np.testing.assert_allclose(steps.groupby(["row", "step"])["gate"].first().to_numpy(), gates.reshape(-1), rtol=1e-6)
+
+
+@pytest.fixture(scope="module")
+def coded_files(tmp_path_factory):
+    """A table whose text column of codes ("007", "012", ...) holds only digits, and a target of integer labels."""
+    folder = tmp_path_factory.mktemp("codes")
+    rng = np.random.default_rng(0)
+    codes = rng.choice(["007", "012", "030", "x40"], 300)
+    size = rng.normal(size=300)
+    label = np.where((codes == "012") | (size > 0.8), 1, 0)
+    pd.DataFrame({"code": codes, "size": size, "label": label}).to_csv(folder / "train.csv", index=False)
+    digits_only = codes != "x40"
+    new = pd.DataFrame({"code": codes[digits_only], "size": size[digits_only], "label": label[digits_only]})
+    new.to_csv(folder / "new.csv", index=False)
+    return folder, new
+
+
+def test_predict_explain_and_evaluate_read_the_new_file_with_the_models_column_types(coded_files):
+    # Issue 33: "007" held only digits in the new file, was read as 7, matched no category and changed every
+    # prediction silently. The model's text columns are read as text.
+    from sparsetab import load_model
+
+    folder, new = coded_files
+    code, _, err = _call("fit", "train.csv", "--target", "label", *SMALL, "--output", "codes.sparsetab", cwd=folder)
+    assert code == 0, err
+    model = load_model(folder / "codes.sparsetab")
+    assert cli.text_columns(model) == ["code"]
+    code, out, err = _call("predict", "codes.sparsetab", "new.csv", "--proba", cwd=folder)
+    assert code == 0 and "unseen" not in err and "changed" not in err, err
+    served = pd.read_csv(io.StringIO(out))
+    expected = model.predict_proba(new[["code", "size"]])
+    np.testing.assert_allclose(served.filter(like="proba").to_numpy(), expected, rtol=1e-6)
+    code, out, err = _call("evaluate", "codes.sparsetab", "new.csv", "--target", "label", "--json", cwd=folder)
+    assert code == 0, err
+    accuracy = float(np.mean(model.predict(new[["code", "size"]]) == new["label"]))
+    assert json.loads(out)["accuracy"] == pytest.approx(accuracy)
+    code, out, err = _call("explain", "codes.sparsetab", "new.csv", cwd=folder)
+    assert code == 0 and "unseen" not in err, err
+
+
+def test_evaluate_json_is_valid_when_a_metric_is_undefined(coded_files):
+    folder, new = coded_files
+    _call("fit", "train.csv", "--target", "label", *SMALL, "--output", "codes.sparsetab", cwd=folder)
+    new[new["label"] == 0].to_csv(folder / "one_class.csv", index=False)
+    code, out, err = _call("evaluate", "codes.sparsetab", "one_class.csv", "--target", "label", "--json", cwd=folder)
+    assert code == 0, err
+    assert "NaN" not in out
+    assert json.loads(out)["roc_auc"] is None  # undefined on one class: null, as JSON has no NaN
+
+
+def test_set_class_weight_names_integer_labels(coded_files):
+    # JSON keys are text: {"1": 5} names the integer label 1, as the user means.
+    from sparsetab import load_model
+
+    folder, _ = coded_files
+    code, _, err = _call(
+        "fit", "train.csv", "--target", "label", *SMALL, "--set", 'class_weight={"0": 1, "1": 5}',
+        "--output", "weighted.sparsetab", cwd=folder,
+    )  # fmt: skip
+    assert code == 0, err
+    assert load_model(folder / "weighted.sparsetab").class_weight == {0: 1, 1: 5}
+
+
+def test_a_closed_pipe_ends_quietly_with_the_sigpipe_status(fitted):
+    if not hasattr(signal, "SIGPIPE"):
+        pytest.skip("no SIGPIPE on this platform")
+    folder, _, _ = fitted
+    big = pd.concat([pd.read_csv(folder / "test.csv")] * 40, ignore_index=True)  # more than a pipe buffer of output
+    big.to_csv(folder / "big.csv", index=False)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "sparsetab", "predict", "income.sparsetab", "big.csv", "--proba"],
+        cwd=folder,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    process.stdout.readline()
+    process.stdout.close()  # what `| head -1` does
+    err = process.stderr.read().decode()
+    assert process.wait(timeout=300) == 128 + signal.SIGPIPE
+    assert "Traceback" not in err and "Broken pipe" not in err and "error" not in err, err
