@@ -111,17 +111,23 @@ def _parquet_dataset(path):
     import pyarrow
     import pyarrow.dataset as pyarrow_dataset
 
-    dataset = pyarrow_dataset.dataset(path, format="parquet")
+    # A hive-partitioned folder (region=north/...) keeps its partition columns, as pandas.read_parquet reads them:
+    # categorical (an Arrow dictionary over every partition's value).
+    partitioning = pyarrow_dataset.HivePartitioning.discover(infer_dictionary=True)
+    dataset = pyarrow_dataset.dataset(path, format="parquet", partitioning=partitioning)
     # pyarrow takes a folder's schema from its first file: a column all null there, an int column that is float
     # in another file, or a column only later files have would fail to read or be dropped. Every file's schema,
-    # merged with type promotion, reads them all.
+    # merged with type promotion, reads them all (the partition columns added, which no file holds).
     schemas = [fragment.physical_schema for fragment in dataset.get_fragments()]
     if len(schemas) > 1:
         try:
             merged = pyarrow.unify_schemas(schemas, promote_options="permissive")
         except (pyarrow.ArrowInvalid, pyarrow.ArrowTypeError) as error:
             raise ValueError(f"The Parquet files of {path!r} have columns of incompatible types: {error}") from error
-        dataset = pyarrow_dataset.dataset(path, format="parquet", schema=merged)
+        for field in dataset.partitioning.schema if dataset.partitioning is not None else []:
+            if merged.get_field_index(field.name) < 0:
+                merged = merged.append(field)
+        dataset = pyarrow_dataset.dataset(path, format="parquet", schema=merged, partitioning=dataset.partitioning)
     return dataset
 
 

@@ -420,6 +420,8 @@ def fit(
         dataset, a dask DataFrame, a function returning a new iterator of pandas DataFrames at
         each call (e.g. ``lambda: pandas.read_csv(path, chunksize=100_000, dtype=...)``), or a
         list of DataFrames. Every column other than ``target`` and ``sample_weight`` is a feature.
+        A hive-partitioned Parquet folder (``region=north/...``) keeps its partition columns, read
+        as :func:`pandas.read_parquet` reads them: categorical, over every partition's value.
     target : str, int or list
         The target column (an int for a table without a header, whose columns pandas numbers;
         a list: several target columns, for a multi-output regressor).

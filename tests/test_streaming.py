@@ -421,3 +421,17 @@ def test_one_chunk_with_step_gates_equals_the_in_memory_fit(fast_params):
     streamed = _quiet_fit(SparseTabNetClassifier(**params), [frame], target="label")
     assert streamed.loss_curve_ == in_memory.loss_curve_
     np.testing.assert_array_equal(streamed.explain(X)["step_gates"], in_memory.explain(X)["step_gates"])
+
+
+def test_a_hive_partitioned_folder_trains_on_its_partition_column(fast_params, tmp_path):
+    # The partition column is a feature, as in pandas.read_parquet of the folder; here it alone sets the label.
+    pytest.importorskip("pyarrow")
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"noise": rng.normal(size=400), "region": np.repeat(["north", "south"], 200)})
+    frame["label"] = np.where(frame["region"] == "north", "yes", "no")
+    frame.to_parquet(tmp_path / "hive", partition_cols=["region"])
+    model = _quiet_fit(SparseTabNetClassifier(**fast_params, max_epochs=5), tmp_path / "hive", target="label")
+    assert sorted(model.feature_names_in_) == ["noise", "region"]
+    assert model.categories_["region"].tolist() == ["north", "south"]
+    table = pd.read_parquet(tmp_path / "hive")
+    assert model.score(table.drop(columns="label"), table["label"]) > 0.9  # chance: 0.5, standard error 0.025

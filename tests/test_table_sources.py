@@ -110,3 +110,18 @@ def test_parquet_folder_schemas_are_merged(tmp_path):
 def test_a_function_returning_one_frame_gives_one_chunk():
     frame = _frame(10)
     assert _rows(open_table_source(lambda: frame), 100)["row"].tolist() == list(range(10))
+
+
+@pytest.mark.parametrize("files_per_partition", [1, 2])
+def test_a_hive_partitioned_folder_keeps_its_partition_columns_as_pandas_reads_them(tmp_path, files_per_partition):
+    # Issue 33: region=north/... lost its region column without a word, although pandas.read_parquet returns it.
+    frame = _frame(300).assign(region=np.repeat(["north", "south", "east"], 100))
+    folder = tmp_path / "hive"
+    for part in range(files_per_partition):  # a second file per partition: the schemas are merged
+        frame.iloc[part::files_per_partition].to_parquet(folder, partition_cols=["region"])
+    expected = pd.read_parquet(folder).sort_values("row", ignore_index=True)
+    rows = _rows(open_table_source(folder), 64).sort_values("row", ignore_index=True)
+    assert list(rows.columns) == list(expected.columns) == ["x", "city", "row", "region"]
+    assert rows["region"].dtype == expected["region"].dtype  # categorical over every partition's value
+    assert rows["region"].tolist() == expected["region"].tolist()
+    assert (rows.groupby("region", observed=True)["row"].min().to_dict()) == {"east": 200, "north": 0, "south": 100}
