@@ -24,11 +24,18 @@ from torch import Tensor, nn
 from ._threshold_kernels import (
     entmax15_closed_form,
     entmax15_sortfree,
+    entmax_threshold_and_support,
     safe_sqrt,
     sparsemax_closed_form,
     sparsemax_sortfree,
+    sparsemax_threshold_and_support,
 )
 from ._validation import check_dim, check_input, check_input_scriptable, check_k, compute_dtype
+
+# The entmax 1.3 package exposes its threshold kernels here under these private names, and code written for it
+# (its own tests among it) imports them from ``activations``: the drop-in keeps them importable.
+_sparsemax_threshold_and_support = sparsemax_threshold_and_support
+_entmax_threshold_and_support = entmax_threshold_and_support
 
 __all__ = ["sparsemax", "entmax15", "Sparsemax", "Entmax15", "SparsemaxFunction", "Entmax15Function"]
 

@@ -594,10 +594,19 @@ class _FenchelYoungLoss(nn.Module):
 
     def __init__(self, ignore_index=-100, reduction="elementwise_mean"):
         super().__init__()
+        if (
+            isinstance(ignore_index, torch.Tensor)
+            and ignore_index.dim() == 0
+            and not (ignore_index.is_floating_point() or ignore_index.is_complex() or ignore_index.dtype == torch.bool)
+        ):
+            # A 0-d integer tensor (a label taken from a target, ``y[0]``), as entmax 1.3 and torch's losses take.
+            ignore_index = int(ignore_index.item())
         if ignore_index is not None and (
             not isinstance(ignore_index, numbers.Integral) or isinstance(ignore_index, bool)
         ):
-            raise ValueError(f"ignore_index must be an integer or None, got ignore_index={ignore_index!r}")
+            raise ValueError(
+                f"ignore_index must be an integer (or a 0-d integer tensor) or None, got ignore_index={ignore_index!r}"
+            )
         if reduction not in _REDUCTIONS:
             raise ValueError(
                 "reduction must be one of 'elementwise_mean' (alias 'mean'), 'sum' or 'none', "
@@ -701,7 +710,7 @@ class SparsemaxLoss(_FenchelYoungLoss):
     ----------
     k : int or None, default None
         Partial-sort size; see :func:`sparsemax_loss`.
-    ignore_index : int or None, default -100
+    ignore_index : int, 0-d integer torch.Tensor or None, default -100
         Target value whose rows are ignored (any integer, negative or not);
         ``None`` ignores nothing.
     reduction : {"elementwise_mean", "mean", "sum", "none"}, default "elementwise_mean"
@@ -737,7 +746,7 @@ class SparsemaxBisectLoss(_FenchelYoungLoss):
     ----------
     n_iter : int, default 50
         Bisection steps.
-    ignore_index : int or None, default -100
+    ignore_index : int, 0-d integer torch.Tensor or None, default -100
         Target value whose rows are ignored (any integer, negative or not);
         ``None`` ignores nothing.
     reduction : {"elementwise_mean", "mean", "sum", "none"}, default "elementwise_mean"
@@ -773,7 +782,7 @@ class Entmax15Loss(_FenchelYoungLoss):
     ----------
     k : int or None, default 100
         Partial-sort size (speed only); the default matches entmax 1.3.
-    ignore_index : int or None, default -100
+    ignore_index : int, 0-d integer torch.Tensor or None, default -100
         Target value whose rows are ignored (any integer, negative or not);
         ``None`` ignores nothing.
     reduction : {"elementwise_mean", "mean", "sum", "none"}, default "elementwise_mean"
@@ -829,7 +838,7 @@ class EntmaxBisectLoss(_AlphaLoss):
         value per row; pass an ``nn.Parameter`` to learn it.
     n_iter : int, default 50
         Bisection steps.
-    ignore_index : int or None, default -100
+    ignore_index : int, 0-d integer torch.Tensor or None, default -100
         Target value whose rows are ignored (any integer, negative or not);
         ``None`` ignores nothing.
     reduction : {"elementwise_mean", "mean", "sum", "none"}, default "elementwise_mean"
@@ -869,7 +878,7 @@ class NormmaxBisectLoss(_AlphaLoss):
         A number ``> 1`` or a tensor ``> 1`` with one value per row.
     n_iter : int, default 50
         Bisection steps.
-    ignore_index : int or None, default -100
+    ignore_index : int, 0-d integer torch.Tensor or None, default -100
         Target value whose rows are ignored (any integer, negative or not);
         ``None`` ignores nothing.
     reduction : {"elementwise_mean", "mean", "sum", "none"}, default "elementwise_mean"

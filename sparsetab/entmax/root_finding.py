@@ -55,16 +55,18 @@ __all__ = [
 # ---------------------------------------------------------------- hyper-parameters
 
 
-def _check_number(value, name, lower, what):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (lower < value < float("inf")):
+def _check_number(value, name, lower, what, lower_included=False):
+    number = not isinstance(value, bool) and isinstance(value, numbers.Real)
+    above = number and (value >= lower if lower_included else value > lower)
+    if not (above and value < float("inf")):
         raise ValueError(f"{name} must be a finite real number {what}, got {name}={value!r}")
     return float(value)
 
 
-def _prepare_param(value, X, dim, name, lower, what, check_values):
+def _prepare_param(value, X, dim, name, lower, what, check_values, lower_included=False):
     """Return a Python float or a tensor aligned with ``X`` (size 1 along ``dim``)."""
     if not isinstance(value, torch.Tensor):
-        return _check_number(value, name, lower, what)
+        return _check_number(value, name, lower, what, lower_included)
     try:
         broadcasts = torch.broadcast_shapes(value.shape, X.shape) == X.shape
     except RuntimeError:
@@ -77,7 +79,7 @@ def _prepare_param(value, X, dim, name, lower, what, check_values):
             f"{name} must have size 1 along dim={dim} (one {name} per slice), got shape {tuple(value.shape)}"
         )
     if check_values and not K.wrapped(aligned):
-        ok = (aligned > lower) & torch.isfinite(aligned)
+        ok = ((aligned >= lower) if lower_included else (aligned > lower)) & torch.isfinite(aligned)
         if not bool(ok.all()):
             raise ValueError(f"{name} must be finite and {what} in every entry")
     return aligned.to(compute_dtype(X.dtype))
@@ -616,7 +618,7 @@ class BudgetBisectFunction(torch.autograd.Function):
             Scores of any shape with at least one dimension, float32 or
             float64 (not checked here).
         budget : float or torch.Tensor
-            The sum of each output slice, ``0 < budget <= X.size(dim)``; a
+            The sum of each output slice, ``0 <= budget <= X.size(dim)``; a
             tensor is aligned with ``X`` with size 1 along ``dim``.
         dim : int, default -1
             Dimension along which the output sums to ``budget``.
@@ -697,8 +699,9 @@ def budget_bisect(X, budget=2, dim=-1, n_iter=50, ensure_sum_one=True, training=
         (half precision is computed in float32). ``-inf`` entries get 0; a
         slice holding a NaN gives NaN everywhere.
     budget : float or torch.Tensor, default 2
-        Must be finite and > 0 and at most the number of finite entries of a
-        slice (only ``budget <= X.size(dim)`` is checked); a tensor must
+        Must be finite and >= 0 (0 gives all zeros, as in entmax 1.3) and at
+        most the number of finite entries of a slice (only
+        ``budget <= X.size(dim)`` is checked); a tensor must
         broadcast to ``X`` with size 1 along ``dim``, and receives a gradient
         if it requires one.
     dim : int, default -1
@@ -729,7 +732,7 @@ def budget_bisect(X, budget=2, dim=-1, n_iter=50, ensure_sum_one=True, training=
         If ``dim`` is out of range for ``X``.
     ValueError
         If ``X`` is 0-d or empty along ``dim``, ``budget`` is not in
-        ``(0, X.size(dim)]`` or has an incompatible shape, or ``n_iter`` is not
+        ``[0, X.size(dim)]`` or has an incompatible shape, or ``n_iter`` is not
         a positive integer.
 
     References
@@ -743,7 +746,7 @@ def budget_bisect(X, budget=2, dim=-1, n_iter=50, ensure_sum_one=True, training=
     dim = check_input(X, dim)
     n_iter = check_n_iter(n_iter)
     d = X.size(dim)
-    budget = _prepare_param(budget, X, dim, "budget", 0.0, "> 0", check_values=training)
+    budget = _prepare_param(budget, X, dim, "budget", 0.0, ">= 0", check_values=training, lower_included=True)
     over = (
         budget > d if isinstance(budget, float) else (training and not K.wrapped(budget) and bool((budget > d).any()))
     )
@@ -764,8 +767,9 @@ class _RootFindingModule(nn.Module):
     """Shared plumbing of the root-finding modules.
 
     A subclass names its functional form (``_map``) and, if it has one, its
-    hyper-parameter (``_param = (name, lower bound, wording)``); storing it,
-    calling the map with the module's settings and the repr are then common.
+    hyper-parameter (``_param = (name, lower bound, wording[, whether the bound
+    itself is allowed])``); storing it, calling the map with the module's
+    settings and the repr are then common.
     """
 
     _map = None
@@ -779,13 +783,13 @@ class _RootFindingModule(nn.Module):
         self.n_iter = check_n_iter(n_iter)
         self.ensure_sum_one = ensure_sum_one
 
-    def _store(self, value, name, lower, what):
+    def _store(self, value, name, lower, what, lower_included=False):
         if isinstance(value, nn.Parameter):
             setattr(self, name, value)  # registered as a parameter: trainable, saved, moved
         elif isinstance(value, torch.Tensor):
             self.register_buffer(name, value)  # moved by .to() and saved, never trained
         else:
-            setattr(self, name, _check_number(value, name, lower, what))
+            setattr(self, name, _check_number(value, name, lower, what, lower_included))
 
     def forward(self, X):
         """Apply the map along ``self.dim``, by the exportable path in ``eval()`` mode.
@@ -921,7 +925,7 @@ class BudgetBisect(_RootFindingModule):
     Parameters
     ----------
     budget : float, torch.Tensor or nn.Parameter, default 2
-        Must be > 0 and at most the size of ``dim``; stored as ``alpha`` is
+        Must be >= 0 and at most the size of ``dim``; stored as ``alpha`` is
         for :class:`EntmaxBisect`.
     dim : int, default -1
         Dimension along which the output sums to ``budget``.
@@ -934,7 +938,7 @@ class BudgetBisect(_RootFindingModule):
     Raises
     ------
     ValueError
-        If a non-tensor ``budget`` is not a finite number > 0 or ``n_iter`` is
+        If a non-tensor ``budget`` is not a finite number >= 0 or ``n_iter`` is
         not a positive integer.
 
     References
@@ -944,7 +948,7 @@ class BudgetBisect(_RootFindingModule):
     """
 
     _map = staticmethod(budget_bisect)
-    _param = ("budget", 0.0, "> 0")
+    _param = ("budget", 0.0, ">= 0", True)
 
     def __init__(self, budget=2, dim=-1, n_iter=50, ensure_sum_one=True):
         super().__init__(budget, dim, n_iter, ensure_sum_one)

@@ -124,6 +124,25 @@ def test_budget_matches_the_exact_projection_when_the_support_sits_on_kinks(
     assert_close(p.double().sum(), torch.tensor(budget, dtype=torch.float64), rtol=0, atol=tolerance * len(values))
 
 
+@SETTINGS
+@given(
+    values=st.lists(st.integers(-12, 12), min_size=2, max_size=7),
+    scale=st.sampled_from([0.25, 0.5, 0.75, 1.0, 3.0]),
+    alpha=st.sampled_from([1.25, 1.5, 2.0, 3.0]),
+    dtype=st.sampled_from([torch.float32, torch.float64]),
+    training=st.booleans(),
+)
+def test_alpha_entmax_matches_a_float64_reference_when_the_support_sits_on_kinks(values, scale, alpha, dtype, training):
+    # The same grid scores as the budget test above: the support's edge falls on bisection midpoints.
+    x = torch.tensor(values, dtype=torch.float64) * scale / 4
+    expected = reference_entmax(x, alpha)
+    expected = expected / expected.sum()
+    tolerance = 1e-5 if dtype == torch.float32 else 1e-10
+    assert_close(entmax_bisect(x.to(dtype), alpha=alpha, training=training).double(), expected, rtol=0, atol=tolerance)
+    if alpha == 2.0:
+        assert_close(sparsemax_bisect(x.to(dtype), training=training).double(), expected, rtol=0, atol=tolerance)
+
+
 # ---------------------------------------------------------------- alpha = 1 and alpha < 1
 
 
@@ -688,11 +707,11 @@ def test_bad_normmax_alpha_and_budget_raise():
         normmax_bisect(torch.zeros(2, 3), alpha=1.0)
     with pytest.raises(ValueError, match="alpha"):
         normmax_bisect(torch.zeros(2, 3), alpha=torch.tensor([[2.0], [0.5]]))
-    for budget in (0.0, -1.0, 3.5, torch.tensor([[1.0], [4.0]])):
+    for budget in (-1.0, -1e-9, 3.5, torch.tensor([[1.0], [4.0]]), torch.tensor([[1.0], [-0.5]])):
         with pytest.raises(ValueError, match="budget"):
             budget_bisect(torch.zeros(2, 3), budget=budget)
-    with pytest.raises(ValueError, match="budget"):
-        BudgetBisect(budget=0)
+    with pytest.raises(ValueError, match="budget must be a finite real number >= 0"):
+        BudgetBisect(budget=-0.5)
     with pytest.raises(ValueError, match="alpha"):
         NormmaxBisect(alpha=0.5)
 
@@ -783,3 +802,15 @@ def test_a_tensor_alpha_below_one_gives_minus_inf_entries_exactly_zero(dtype):
     assert P[0, 1] == 0 and (P[1, 1:3] == 0).all()
     for row, a in zip(range(2), (0.5, 0.8)):  # the same rows with a Python alpha (another evaluation)
         assert_close(P[row], entmax_bisect(X[row : row + 1], a)[0], atol=1e-6, rtol=1e-5)
+
+
+@PATHS
+def test_budget_zero_gives_zeros_and_zero_gradients(training):
+    # entmax 1.3 takes budget 0 (its own gradcheck runs at k = 0): the only point of the capped simplex is 0.
+    X = torch.randn(3, 5, dtype=torch.float64, requires_grad=True)
+    budget = torch.tensor(0.0, dtype=torch.float64, requires_grad=True)
+    p = budget_bisect(X, budget=budget, training=training)
+    assert torch.equal(p, torch.zeros_like(X))
+    p.sum().backward()
+    assert torch.equal(X.grad, torch.zeros_like(X))
+    assert torch.equal(BudgetBisect(budget=0)(X.detach()), torch.zeros_like(X))
