@@ -24,7 +24,7 @@ over seeds per table and variant, the ratio to ``defaults``, and the geometric m
     python ensemble_screen.py --summary results/ensemble_screen.jsonl
 
 Cells already in ``--output`` are skipped. Two cells run at once on 2 cores (``--jobs``), so the seconds here
-compare variants only roughly; ``adult_fit_time.py`` measures the fit and predict time on a quiet machine.
+compare variants only roughly; ``efficient_members_fit_time.py`` measures the fit and predict time on a quiet machine.
 """
 
 import argparse
