@@ -91,7 +91,7 @@ def test_voting_calibrated_and_stacking_classifiers(one_step_params):
 def test_clone_keeps_every_non_default_parameter(make_classification_frame):
     params = dict(
         n_d=5, n_a=6, n_steps=2, gamma=1.5, n_independent=1, n_shared=1, n_ensemble=2, lambda_sparse=0.01,
-        virtual_batch_size=16, momentum=0.1, batch_size=32, max_epochs=2, learning_rate=0.01,
+        n_efficient_members=3, virtual_batch_size=16, momentum=0.1, batch_size=32, max_epochs=2, learning_rate=0.01,
         learning_rate_decay=0.9, max_grad_norm=None, learning_rate_schedule="exponential", warmup_epochs=0.5,
         weight_decay=1e-4, entmax_mode="adaptive", entmax_alpha=1.2, lambda_gate=0.5, step_gates="sigmoid",
         numerical_transform="quantile",

@@ -710,7 +710,7 @@ class SparsemaxLoss(_FenchelYoungLoss):
     ----------
     k : int or None, default None
         Partial-sort size; see :func:`sparsemax_loss`.
-    ignore_index : int, 0-d integer torch.Tensor or None, default -100
+    ignore_index : int, 0-d int torch.Tensor or None, default -100
         Target value whose rows are ignored (any integer, negative or not);
         ``None`` ignores nothing.
     reduction : {"elementwise_mean", "mean", "sum", "none"}, default "elementwise_mean"
@@ -746,7 +746,7 @@ class SparsemaxBisectLoss(_FenchelYoungLoss):
     ----------
     n_iter : int, default 50
         Bisection steps.
-    ignore_index : int, 0-d integer torch.Tensor or None, default -100
+    ignore_index : int, 0-d int torch.Tensor or None, default -100
         Target value whose rows are ignored (any integer, negative or not);
         ``None`` ignores nothing.
     reduction : {"elementwise_mean", "mean", "sum", "none"}, default "elementwise_mean"
@@ -782,7 +782,7 @@ class Entmax15Loss(_FenchelYoungLoss):
     ----------
     k : int or None, default 100
         Partial-sort size (speed only); the default matches entmax 1.3.
-    ignore_index : int, 0-d integer torch.Tensor or None, default -100
+    ignore_index : int, 0-d int torch.Tensor or None, default -100
         Target value whose rows are ignored (any integer, negative or not);
         ``None`` ignores nothing.
     reduction : {"elementwise_mean", "mean", "sum", "none"}, default "elementwise_mean"
@@ -838,7 +838,7 @@ class EntmaxBisectLoss(_AlphaLoss):
         value per row; pass an ``nn.Parameter`` to learn it.
     n_iter : int, default 50
         Bisection steps.
-    ignore_index : int, 0-d integer torch.Tensor or None, default -100
+    ignore_index : int, 0-d int torch.Tensor or None, default -100
         Target value whose rows are ignored (any integer, negative or not);
         ``None`` ignores nothing.
     reduction : {"elementwise_mean", "mean", "sum", "none"}, default "elementwise_mean"
@@ -878,7 +878,7 @@ class NormmaxBisectLoss(_AlphaLoss):
         A number ``> 1`` or a tensor ``> 1`` with one value per row.
     n_iter : int, default 50
         Bisection steps.
-    ignore_index : int, 0-d integer torch.Tensor or None, default -100
+    ignore_index : int, 0-d int torch.Tensor or None, default -100
         Target value whose rows are ignored (any integer, negative or not);
         ``None`` ignores nothing.
     reduction : {"elementwise_mean", "mean", "sum", "none"}, default "elementwise_mean"
