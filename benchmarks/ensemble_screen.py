@@ -212,37 +212,48 @@ def _records(path):
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
+def _table_rows(cells, variants, cell_text):
+    """Markdown rows, one per table with any cell, of ``cell_text(table, variant, records)`` per variant."""
+    lines = []
+    for table in TABLES:
+        row = [
+            cell_text(table, variant, cells[(table, variant)]) if cells.get((table, variant)) else ""
+            for variant in variants
+        ]
+        if any(row):
+            lines.append(f"| {table} | " + " | ".join(row) + " |")
+    return lines
+
+
 def summarise(path):
     """The screen table: per table and variant, mean [min, max] test error over seeds, the ratio to defaults."""
     cells = defaultdict(list)
     for record in _records(path):
         cells[(record["table"], record["variant"])].append(record)
     variants = [variant for variant in VARIANTS if any(key[1] == variant for key in cells)]
-    lines = [
-        "| table | " + " | ".join(variants) + " |",
-        "|---|" + "---|" * len(variants),
-    ]
     ratios = defaultdict(list)
-    for table in TABLES:
+
+    def error_text(table, variant, records):
+        errors = [record["test_error"] for record in records]
+        text = f"{np.mean(errors):.4f} [{min(errors):.4f}, {max(errors):.4f}] (n={len(errors)})"
         base = cells.get((table, "defaults"))
-        row = []
-        for variant in variants:
-            records = cells.get((table, variant))
-            if not records:
-                row.append("")
-                continue
-            errors = [record["test_error"] for record in records]
-            text = f"{np.mean(errors):.4f} [{min(errors):.4f}, {max(errors):.4f}] (n={len(errors)})"
-            if base and variant != "defaults":
-                seeds = {record["seed"] for record in records} & {record["seed"] for record in base}
-                if seeds:
-                    mine = np.mean([r["test_error"] for r in records if r["seed"] in seeds])
-                    theirs = np.mean([r["test_error"] for r in base if r["seed"] in seeds])
-                    ratios[variant].append(mine / theirs)
-                    text += f" x{mine / theirs:.3f}"
-            row.append(text)
-        if any(row):
-            lines.append(f"| {table} | " + " | ".join(row) + " |")
+        if base and variant != "defaults":
+            seeds = {record["seed"] for record in records} & {record["seed"] for record in base}
+            if seeds:
+                mine = np.mean([r["test_error"] for r in records if r["seed"] in seeds])
+                theirs = np.mean([r["test_error"] for r in base if r["seed"] in seeds])
+                ratios[variant].append(mine / theirs)
+                text += f" x{mine / theirs:.3f}"
+        return text
+
+    def cost_text(table, variant, records):
+        return (
+            f"{np.mean([r['train_error'] for r in records]):.4f} / {np.mean([r['fit_s'] for r in records]):.1f}"
+            f" / {np.mean([r['predict_s'] for r in records]):.2f}"
+        )
+
+    lines = ["| table | " + " | ".join(variants) + " |", "|---|" + "---|" * len(variants)]
+    lines += _table_rows(cells, variants, error_text)
     lines.append(
         "| geo-mean ratio to defaults | "
         + " | ".join(
@@ -254,19 +265,7 @@ def summarise(path):
     lines.append("")
     lines.append("| table | " + " | ".join(f"{variant} train / fit s / predict s" for variant in variants) + " |")
     lines.append("|---|" + "---|" * len(variants))
-    for table in TABLES:
-        row = []
-        for variant in variants:
-            records = cells.get((table, variant))
-            if not records:
-                row.append("")
-                continue
-            row.append(
-                f"{np.mean([r['train_error'] for r in records]):.4f} / {np.mean([r['fit_s'] for r in records]):.1f}"
-                f" / {np.mean([r['predict_s'] for r in records]):.2f}"
-            )
-        if any(row):
-            lines.append(f"| {table} | " + " | ".join(row) + " |")
+    lines += _table_rows(cells, variants, cost_text)
     models = sorted({record["cpu_model"] for records in cells.values() for record in records})
     lines.append("")
     lines.append(f"CPU: {', '.join(models)}; two cells at once on 2 cores, one torch thread each.")

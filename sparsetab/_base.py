@@ -18,7 +18,7 @@ from sklearn.utils.validation import _check_sample_weight, _num_samples, check_c
 
 from ._columns import attention_groups, embedding_dims
 from ._ensemble import MEMBER_ATTRIBUTES, EnsembleMixin
-from ._inference import INFERENCE_BATCH_ROWS, InferenceMixin, forward_in_batches
+from ._inference import INFERENCE_BATCH_ROWS, InferenceMixin, far_outside_clause, forward_in_batches
 from ._params import (
     AUTO_REFIT_KEEPS_FIRST_PASS,
     NETWORK_PARAMETERS,
@@ -107,10 +107,9 @@ class BaseSparseTabNet(
         if outside_rows.any() or unseen:
             found = []
             if outside_rows.any():
-                names = ", ".join(repr(str(name)) for name in frame.columns[outside_columns])
                 found.append(
-                    f"{int(outside_rows.sum())} of {frame.shape[0]} rows have values far outside the range of the "
-                    f"first fit (beyond [min - range, max + range]) in column(s) {names}, clipped to that range"
+                    far_outside_clause(int(outside_rows.sum()), frame, outside_columns, "of the first fit")
+                    + ", clipped to that range"
                 )
             if unseen:
                 shares = ", ".join(f"{str(name)!r}: {share:.0%}" for name, share in unseen.items())

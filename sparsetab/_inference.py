@@ -68,13 +68,39 @@ def encoded_batches(tabular_encoding, frame, device):
         outside_columns |= outside
         yield torch.from_numpy(encoded).to(device)
     if n_outside:
-        names = ", ".join(repr(str(name)) for name in frame.columns[outside_columns])
         warn(
-            f"{n_outside} of {frame.shape[0]} rows have values far outside the range seen at fit (beyond [min - "
-            f"range, max + range]) in column(s) {names}. They are clipped to the training range, so the outputs "
-            "for these rows are extrapolations from the edge of the training data.",
+            far_outside_clause(n_outside, frame, outside_columns, "seen at fit")
+            + ". They are clipped to the training range, so the outputs for these rows are extrapolations from "
+            "the edge of the training data.",
             UserWarning,
         )
+
+
+def far_outside_clause(n_outside, frame, outside_columns, range_of):
+    """The words shared by the warnings of rows far outside the training range.
+
+    Parameters
+    ----------
+    n_outside : int
+        How many rows have at least one value far outside.
+    frame : pandas.DataFrame of shape (n_samples, n_features)
+        The rows checked (its row count and column names are quoted).
+    outside_columns : numpy.ndarray of shape (n_features,), bool
+        The columns with at least one such value.
+    range_of : str
+        Whose range, e.g. ``"seen at fit"``.
+
+    Returns
+    -------
+    str
+        ``"<n> of <rows> rows have values far outside the range <range_of> (beyond [min - range,
+        max + range]) in column(s) <names>"``.
+    """
+    names = ", ".join(repr(str(name)) for name in frame.columns[outside_columns])
+    return (
+        f"{n_outside} of {frame.shape[0]} rows have values far outside the range {range_of} (beyond [min - "
+        f"range, max + range]) in column(s) {names}"
+    )
 
 
 def forward_in_batches(network, batches, forward):
