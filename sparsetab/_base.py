@@ -27,6 +27,7 @@ from ._params import (
     network_config,
     resolve_batch_sizes,
     resolve_early_stopping,
+    resolve_efficient_members,
     resolve_epoch_refit,
     same_value,
     split_validation,
@@ -397,6 +398,7 @@ class BaseSparseTabNet(
                 "after dropping rows of zero sample_weight and holding out validation rows."
             )
 
+        n_efficient_members = resolve_efficient_members(self.n_efficient_members, n_training_rows)
         if n_rows is None:
             n_training_rows = frame.shape[0]  # after the validation split
         batch_size, virtual_batch_size = resolve_batch_sizes(self.batch_size, self.virtual_batch_size, n_training_rows)
@@ -411,7 +413,7 @@ class BaseSparseTabNet(
             kind.fit_scale(targets)
             for name, value in kind.attributes().items():
                 setattr(self, name, value)
-            self._build_network(frame, X_train, kind, pretrainer, seed)
+            self._build_network(frame, X_train, kind, pretrainer, seed, n_efficient_members)
         else:
             X_train = self._encode_continued(frame)
         y_train = kind.tensor(targets, device)
@@ -497,7 +499,9 @@ class BaseSparseTabNet(
                 train_member,
                 seed,
                 first_pass,
-                lambda member_seed: self._build_network(frame, X_train, kind, pretrainer, member_seed),
+                lambda member_seed: self._build_network(
+                    frame, X_train, kind, pretrainer, member_seed, n_efficient_members
+                ),
             )
         except BaseException:
             self._fitted = False
@@ -589,7 +593,7 @@ class BaseSparseTabNet(
         }
         return X_train
 
-    def _build_network(self, frame, X_train, kind, pretrainer, seed):
+    def _build_network(self, frame, X_train, kind, pretrainer, seed, n_efficient_members):
         """Build ``network_`` from the parameters and the fitted tabular encoding (a pretrainer's encoder).
 
         The bin edges of a piecewise linear encoding are fitted here, on the training rows, once:
@@ -613,6 +617,7 @@ class BaseSparseTabNet(
             kind.output_dim,
             bin_counts,
             virtual_batch_size=self.virtual_batch_size_,
+            n_efficient_members=n_efficient_members,
             piecewise_linear_with_value=with_value,
         )
         # The fit's own generator: the initial weights do not depend on what other threads draw meanwhile

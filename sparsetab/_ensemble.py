@@ -147,6 +147,25 @@ class EnsembleMixin:
         return [getattr(self, name)] + [state[name] for state in getattr(self, "_ensemble_members", [])]
 
     @property
+    def n_efficient_members_(self):
+        """The number of efficient members in each network (``n_efficient_members``, resolved).
+
+        Returns
+        -------
+        int
+            ``n_efficient_members`` as given, or what ``"auto"`` chose for the fit's training rows
+            (:func:`~sparsetab._params.resolve_efficient_members`); 1 for a model saved before
+            efficient members existed.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+        """
+        check_is_fitted(self)
+        return int(ensemble_members(self.network_)[0].n_efficient_members)
+
+    @property
     def ensemble_n_iter_(self):
         """Epochs run by each member of the ensemble, member 0 (``n_iter_``) first.
 

@@ -16,6 +16,8 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import InvalidParameterError
 
 from sparsetab import SparseTabNetClassifier, SparseTabNetPretrainer, SparseTabNetRegressor, load_model, streaming
+from sparsetab._params import resolve_efficient_members
+from sparsetab.network import ensemble_members
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
@@ -38,6 +40,28 @@ def test_n_efficient_members_is_validated(fast_params):
     with pytest.raises(InvalidParameterError, match="n_efficient_members"):
         SparseTabNetRegressor(**fast_params, n_efficient_members=0).fit(X, y)
     assert "n_efficient_members" not in SparseTabNetPretrainer().get_params()
+
+
+@pytest.mark.parametrize(
+    ("n_samples", "expected"), [(2, 1), (999, 1), (1000, 2), (5000, 2), (10000, 2), (10001, 1), (10**6, 1)]
+)
+def test_auto_gives_two_members_on_one_to_ten_thousand_rows(n_samples, expected):
+    assert resolve_efficient_members("auto", n_samples) == expected
+    assert resolve_efficient_members(3, n_samples) == 3 and resolve_efficient_members(np.int64(1), n_samples) == 1
+
+
+@pytest.mark.parametrize(("n_rows", "expected"), [(400, 1), (1000, 2)])
+def test_the_default_resolves_on_the_rows_given_and_a_continued_fit_keeps_it(fast_params, n_rows, expected):
+    X, y = _regression_data(n_rows)
+    model = SparseTabNetRegressor(**dict(fast_params, max_epochs=2), warm_start=True)
+    assert model.n_efficient_members == "auto" and not hasattr(model, "n_efficient_members_")
+    model.fit(X, y)
+    # The refit of early_stopping="auto" on 1,000 rows adds the first pass's network: both have the members.
+    networks = ensemble_members(model.network_)
+    assert model.n_efficient_members_ == expected
+    assert [network.n_efficient_members for network in networks] == [expected] * len(networks)
+    model.fit(X[:300], y[:300])  # fewer rows, "auto" unchanged: the network and its members stay
+    assert model.n_efficient_members_ == expected
 
 
 def test_probabilities_are_the_mean_of_the_members_probabilities(fast_params, make_people_frame):
@@ -127,7 +151,7 @@ def test_an_old_model_without_the_parameter_loads_with_one_member(fast_params):
     state["_architecture"] = {k: v for k, v in model._architecture.items() if k != "n_efficient_members"}
     restored = SparseTabNetRegressor.__new__(SparseTabNetRegressor)
     restored.__setstate__(pickle.loads(pickle.dumps(state)))
-    assert restored.n_efficient_members == 1 and restored.network_.n_efficient_members == 1
+    assert restored.n_efficient_members == 1 and restored.n_efficient_members_ == 1
     np.testing.assert_array_equal(restored.predict(X), model.predict(X))
     restored.fit(X, y)  # a warm start compares with the legacy value
     assert restored.n_iter_ == 2

@@ -92,7 +92,9 @@ def test_network_config_casts_to_plain_values():
     encoding = TabularEncoding()
     encoding.fit_transform(frame)
     model = SparseTabNetClassifier(n_d=np.int64(4), gamma=np.float32(1.5))
-    config = network_config(model, encoding, [1, 3], None, 2, virtual_batch_size=np.int64(64))
+    config = network_config(
+        model, encoding, [1, 3], None, 2, virtual_batch_size=np.int64(64), n_efficient_members=np.int64(2)
+    )
     assert config["n_d"] == 4 and type(config["n_d"]) is int
     assert type(config["gamma"]) is float and config["gamma"] == 1.5
     assert config["cardinalities"] == [None, 3]
@@ -101,6 +103,7 @@ def test_network_config_casts_to_plain_values():
     assert config["output_dim"] == 2 and config["attention_groups"] is None
     assert config["entmax_mode"] == "entmax15"
     assert config["virtual_batch_size"] == 64 and type(config["virtual_batch_size"]) is int
+    assert config["n_efficient_members"] == 2 and type(config["n_efficient_members"]) is int
 
 
 def test_training_config_reads_the_training_parameters():
