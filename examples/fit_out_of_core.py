@@ -1,4 +1,5 @@
 """Fit from a Parquet file without loading it: sparsetab.streaming.fit on the bundled Adult data.
+==============================================================================================
 
 Writes Adult's training rows, shuffled, as a Parquet file of several row groups (a stand-in for a
 table too large for memory), fits a classifier by reading that file in chunks, and compares it with

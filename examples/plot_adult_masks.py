@@ -1,4 +1,5 @@
 """Feature masks and importances of TabNet on the Adult census data.
+=================================================================
 
 Fits a ``SparseTabNetClassifier`` on 16,000 of the bundled Adult training rows (raw
 DataFrame, string columns embedded automatically; early stopping on a validation split, on by
@@ -18,6 +19,23 @@ wait for each other). Run::
     python examples/plot_adult_masks.py [OUTPUT_DIR]
 
 The figures go to ``OUTPUT_DIR`` (default: ``examples/output/`` next to this file).
+
+The figures as committed (``docs/images/``), drawn by this script:
+
+.. image:: /images/adult_step_summary.png
+   :alt: Adult: which features each decision step uses
+
+.. image:: /images/adult_masks.png
+   :alt: Adult: feature masks per decision step
+
+.. image:: /images/adult_importances.png
+   :alt: Adult: feature importances
+
+.. image:: /images/adult_history.png
+   :alt: Adult: training history
+
+.. image:: /images/adult_sample.png
+   :alt: Adult: one row's masks
 """
 
 import sys

@@ -1,4 +1,5 @@
 """Softmax, sparsemax, 1.5-entmax and alpha-entmax on the same scores.
+===================================================================
 
 Every decision step of a sparsetab model turns the scores of its attentive transformer into a
 feature mask with one of these maps (``entmax_mode``). All of them return a probability vector;
@@ -19,6 +20,11 @@ Uses only torch and matplotlib and runs in a few seconds. Run::
     python examples/plot_entmax_maps.py [OUTPUT_DIR]
 
 The figure goes to ``OUTPUT_DIR`` (default: ``examples/output/`` next to this file).
+
+The figures as committed (``docs/images/``), drawn by this script:
+
+.. image:: /images/entmax_maps.png
+   :alt: softmax, alpha-entmax, 1.5-entmax and sparsemax on the same scores
 """
 
 import sys

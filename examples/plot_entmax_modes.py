@@ -1,4 +1,5 @@
 """The four entmax modes side by side on Syn4, chosen with GridSearchCV.
+=====================================================================
 
 ``entmax_mode`` picks the map that turns each decision step's attention scores into a feature
 mask: ``"sparsemax"`` (alpha = 2), ``"entmax15"`` (alpha = 1.5), ``"constant"`` (alpha-entmax at
@@ -18,6 +19,11 @@ torch thread); the scores are those of a short run, not of a tuned model. Run::
     python examples/plot_entmax_modes.py [OUTPUT_DIR]
 
 The figure goes to ``OUTPUT_DIR`` (default: ``examples/output/`` next to this file).
+
+The figures as committed (``docs/images/``), drawn by this script:
+
+.. image:: /images/entmax_modes.png
+   :alt: The four entmax modes on Syn4
 """
 
 import sys

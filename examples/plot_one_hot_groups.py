@@ -1,4 +1,5 @@
 """Explaining a one-hot pipeline per source column, with ``groups``, on the Adult census data.
+===========================================================================================
 
 sparsetab embeds string columns itself, one attention group per column, so the usual advice is
 to pass them to the estimator as they are. A pipeline that one-hot encodes them anyway gets one
@@ -15,6 +16,11 @@ Runs in about 20 s on 2 CPU cores. Run::
     python examples/plot_one_hot_groups.py [OUTPUT_DIR]
 
 The figure goes to ``OUTPUT_DIR`` (default: ``examples/output/`` next to this file).
+
+The figures as committed (``docs/images/``), drawn by this script:
+
+.. image:: /images/one_hot_groups.png
+   :alt: Masks per one-hot column and summed per source column
 """
 
 import sys

@@ -1,4 +1,5 @@
 """Hyperparameter searches past one process: dask and ray through joblib, halving over epochs, ASHA.
+=================================================================================================
 
 sparsetab adds no cluster API of its own: its estimators are plain scikit-learn estimators, so
 the engines users already run take them as they are.

@@ -1,4 +1,5 @@
 """Training one model in several processes with ``sparsetab.distributed.fit``: torchrun, or Ray Train.
+===================================================================================================
 
 Each process (rank) reads its own shard of the rows; :func:`sparsetab.distributed.fit` fits the
 encoding on the union, trains with the gradients summed over the ranks, and returns the same

@@ -326,14 +326,14 @@ class InferenceMixin:
         sklearn.utils.Bunch
             With the keys:
 
-            step_masks : numpy.ndarray of shape (n_samples, n_steps, n_features_in_), float32
+            step_masks : numpy.ndarray of shape (n_samples, n_steps, ``n_features_in_``), float32
                 Feature mask ``M[i]`` of each decision step, one value per input column (a
                 categorical column's embedding dimensions share one value; the columns of a
                 ``grouped_features`` group share their group's value equally, each getting
                 ``value / group size``); rows sum to 1. For an ensemble, the members' mean.
                 With ``groups``, shape (n_samples, n_steps, n_groups), one column per group
                 (and per column in no group); so for the other per-feature arrays.
-            importances : numpy.ndarray of shape (n_samples, n_features_in_), float32
+            importances : numpy.ndarray of shape (n_samples, ``n_features_in_``), float32
                 Aggregate importance ``M_agg``: the masks weighted by ``step_importance`` and
                 normalised; rows sum to 1, or are all zero when every ``eta`` of the row is 0.
                 With ``step_gates``, a row whose weights ``g * eta`` are all 0 (every gate of
@@ -348,15 +348,15 @@ class InferenceMixin:
                 The gate ``g_b[i]`` in [0, 1] of each decision step; None without
                 ``step_gates``.
                 For an ensemble, the members' mean.
-            feature_names : numpy.ndarray of shape (n_features_in_,), object
+            feature_names : numpy.ndarray of shape (``n_features_in_``,), object
                 ``feature_names_in_``, or ``x0, x1, ...`` for input without column names; with
                 ``groups``, the names of the answer's columns (a group's name, or a column's
                 own).
-            member_step_masks : numpy.ndarray of shape (n_members, n_samples, n_steps, n_features_in_), float32
+            member_step_masks : numpy.ndarray of shape (n_members, n_samples, n_steps, ``n_features_in_``), float32
                 Only with ``per_member=True``: each member's ``step_masks``, in member order
                 (with ``n_efficient_members=1``, member 0 is the model that ``n_ensemble=1``
                 gives).
-            member_importances : numpy.ndarray of shape (n_members, n_samples, n_features_in_), float32
+            member_importances : numpy.ndarray of shape (n_members, n_samples, ``n_features_in_``), float32
                 Only with ``per_member=True``: each member's ``importances``.
             member_step_importance : numpy.ndarray of shape (n_members, n_samples, n_steps), float32
                 Only with ``per_member=True``: each member's ``step_importance``.
@@ -505,7 +505,7 @@ class InferenceMixin:
         label, for multiclass-multioutput the blocks of :meth:`predict_proba` side by side,
         block widths in the metadata's ``softmax_blocks``) or predictions of shape
         (n_samples, n_outputs) in the target's units (regressor), both float64, and the step
-        masks of :meth:`explain`, float32 of shape (n_samples, n_steps, n_features_in_). It
+        masks of :meth:`explain`, float32 of shape (n_samples, n_steps, ``n_features_in_``). It
         clips the numeric columns to the training range and applies the model's
         ``numerical_transform`` (the standardisation, or scikit-learn's normal-output quantile
         map) itself. For an ensemble (``n_ensemble > 1``) the program runs every member and
@@ -603,7 +603,7 @@ class InferenceMixin:
 
         Returns
         -------
-        numpy.ndarray of shape (n_features_in_,), float64
+        numpy.ndarray of shape (``n_features_in_``,), float64
 
         Raises
         ------

@@ -148,7 +148,7 @@ def feature_names(estimator):
 
     Returns
     -------
-    numpy.ndarray of shape (n_features_in_,), object
+    numpy.ndarray of shape (``n_features_in_``,), object
         ``feature_names_in_``, or ``x0, x1, ...`` for input without column names.
     """
     if hasattr(estimator, "feature_names_in_"):

@@ -145,7 +145,7 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
         * weight_decay`` times itself (at the step's scheduled rate). 0: plain Adam. The
         default is torch's AdamW default; on 3 seeds it lowered the error of letter_recognition,
         higgs_sample and bank_marketing by 3-6% and raised adult's and diamonds' by 2-2.5%,
-        the mean error / HistGradientBoosting's over the 8 data sets of README's Table 3 going
+        the mean error / HistGradientBoosting's over the 8 data sets of Table 3 (manual, Benchmarks) going
         from 1.092 to 1.067. Models saved before this parameter existed load with 0.
     entmax_mode : {"sparsemax", "entmax15", "constant", "adaptive"}, default="entmax15"
         The sparse map of the attentive transformers: sparsemax (alpha = 2), 1.5-entmax,
@@ -153,7 +153,7 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
         decision step learned from ``entmax_alpha`` (kept in (1, 2)). The default, 1.5-entmax
         (Peters, Niculae and Martins, 2019, "Sparse sequence-to-sequence models"), was chosen
         by measurement: on 3 seeds it lowered the mean error / HistGradientBoosting's over the
-        8 data sets of README's Table 3 from 1.067 (sparsemax) to 1.037, most on
+        8 data sets of Table 3 (manual, Benchmarks) from 1.067 (sparsemax) to 1.037, most on
         letter_recognition (0.031 to 0.024) and adult (0.144 to 0.139), and raised
         bank_marketing's (0.078 to 0.081). Models saved with the earlier default keep
         ``"sparsemax"``: the value is stored with every model.
@@ -354,9 +354,9 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
 
     n_features_in_ : int
         Number of input columns seen at fit.
-    feature_names_in_ : numpy.ndarray of shape (n_features_in_,)
+    feature_names_in_ : numpy.ndarray of shape (``n_features_in_``,)
         Column names seen at fit, when ``X`` had string column names.
-    feature_importances_ : numpy.ndarray of shape (n_features_in_,)
+    feature_importances_ : numpy.ndarray of shape (``n_features_in_``,)
         Mean of the per-row aggregate importances (see :meth:`explain`) over the training
         rows, rows whose importances are all zero excluded, on a random subsample of 10,000
         rows when there are more; sums to 1 (uniform if every row is all zero). ``fit``
@@ -378,9 +378,9 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
     n_iter_ : int
         Number of epochs run, over all the calls of ``fit`` with ``warm_start=True`` and of
         :meth:`partial_fit` since the model was built; ``len(loss_curve_)``.
-    loss_curve_ : list of float of shape (n_iter_,)
+    loss_curve_ : list of float of shape (``n_iter_``,)
         Mean training objective per epoch.
-    validation_scores_ : list of float of shape (n_iter_,) or None
+    validation_scores_ : list of float of shape (``n_iter_``,) or None
         Validation score per epoch (higher is better; ``-loss`` for ``scoring="loss"``), None
         when no epoch had validation data (no early stopping and no ``X_val``); NaN for the
         epochs of calls without validation data. After the refit of ``early_stopping="auto"``
@@ -394,7 +394,7 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
         pass's best epoch, so ``n_iter_ == best_iteration_ + 1``.
     entmax_alphas_ : numpy.ndarray of shape (n_steps,)
         Alpha of each decision step's map after training.
-    entmax_alpha_history_ : numpy.ndarray of shape (n_iter_, n_steps)
+    entmax_alpha_history_ : numpy.ndarray of shape (``n_iter_``, n_steps)
         Alpha of each step after each epoch (constant unless ``entmax_mode="adaptive"``).
     ensemble_n_iter_ : list of int
         Epochs run by each member of the ensemble, member 0 first. The attributes above
@@ -590,7 +590,7 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
         numpy.ndarray of shape (n_samples, n_classes) or list of such arrays, float64
             For a 1-D ``y``: the softmax of the network's outputs, columns in the order of
             ``classes_``. For a label indicator matrix (``"multilabel-indicator"``): shape
-            (n_samples, n_outputs_), the probability that each label is 1 (one sigmoid per
+            (n_samples, ``n_outputs_``), the probability that each label is 1 (one sigmoid per
             column; rows need not sum to 1). For ``"multiclass-multioutput"``: a list of
             ``n_outputs_`` arrays, the ``k``-th of shape (n_samples, len(classes_[k])) with
             columns in the order of ``classes_[k]``, each row summing to 1.
@@ -659,7 +659,7 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
 
         Returns
         -------
-        numpy.ndarray of shape (n_samples,) or (n_samples, n_outputs_)
+        numpy.ndarray of shape (n_samples,) or (n_samples, ``n_outputs_``)
             With the dtype of the ``y`` seen at fit. For a 1-D ``y``: labels from ``classes_``.
             For a label indicator matrix: 1 where the label's probability exceeds 0.5, else 0.
             For ``"multiclass-multioutput"``: column ``k`` holds labels from ``classes_[k]``.
@@ -696,7 +696,7 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
         ----------
         X : pandas.DataFrame or array-like of shape (n_samples, n_features)
             Rows with the columns seen at fit.
-        y : array-like of shape (n_samples,) or (n_samples, n_outputs_)
+        y : array-like of shape (n_samples,) or (n_samples, ``n_outputs_``)
             True labels, of the form seen at fit.
         sample_weight : array-like of shape (n_samples,), default=None
             Weights of the rows.
@@ -865,7 +865,7 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
         * weight_decay`` times itself (at the step's scheduled rate). 0: plain Adam. The
         default is torch's AdamW default; on 3 seeds it lowered the error of letter_recognition,
         higgs_sample and bank_marketing by 3-6% and raised adult's and diamonds' by 2-2.5%,
-        the mean error / HistGradientBoosting's over the 8 data sets of README's Table 3 going
+        the mean error / HistGradientBoosting's over the 8 data sets of Table 3 (manual, Benchmarks) going
         from 1.092 to 1.067. Models saved before this parameter existed load with 0.
     entmax_mode : {"sparsemax", "entmax15", "constant", "adaptive"}, default="entmax15"
         The sparse map of the attentive transformers: sparsemax (alpha = 2), 1.5-entmax,
@@ -873,7 +873,7 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
         decision step learned from ``entmax_alpha`` (kept in (1, 2)). The default, 1.5-entmax
         (Peters, Niculae and Martins, 2019, "Sparse sequence-to-sequence models"), was chosen
         by measurement: on 3 seeds it lowered the mean error / HistGradientBoosting's over the
-        8 data sets of README's Table 3 from 1.067 (sparsemax) to 1.037, most on
+        8 data sets of Table 3 (manual, Benchmarks) from 1.067 (sparsemax) to 1.037, most on
         letter_recognition (0.031 to 0.024) and adult (0.144 to 0.139), and raised
         bank_marketing's (0.078 to 0.081). Models saved with the earlier default keep
         ``"sparsemax"``: the value is stored with every model.
@@ -1056,18 +1056,18 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
     ----------
     n_outputs_ : int
         Number of targets.
-    target_mean_ : numpy.ndarray of shape (n_outputs_,)
+    target_mean_ : numpy.ndarray of shape (``n_outputs_``,)
         Mean of each target over the training rows.
-    target_scale_ : numpy.ndarray of shape (n_outputs_,)
+    target_scale_ : numpy.ndarray of shape (``n_outputs_``,)
         What the network's targets are divided by: the standard deviation of each target over
         the training rows (1 for a constant target) for the losses of the standardised target;
         the mean (1 where it is 0) for ``loss="poisson"`` and ``"gamma"``.
 
     n_features_in_ : int
         Number of input columns seen at fit.
-    feature_names_in_ : numpy.ndarray of shape (n_features_in_,)
+    feature_names_in_ : numpy.ndarray of shape (``n_features_in_``,)
         Column names seen at fit, when ``X`` had string column names.
-    feature_importances_ : numpy.ndarray of shape (n_features_in_,)
+    feature_importances_ : numpy.ndarray of shape (``n_features_in_``,)
         Mean of the per-row aggregate importances (see :meth:`explain`) over the training
         rows, rows whose importances are all zero excluded, on a random subsample of 10,000
         rows when there are more; sums to 1 (uniform if every row is all zero). ``fit``
@@ -1089,9 +1089,9 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
     n_iter_ : int
         Number of epochs run, over all the calls of ``fit`` with ``warm_start=True`` and of
         :meth:`partial_fit` since the model was built; ``len(loss_curve_)``.
-    loss_curve_ : list of float of shape (n_iter_,)
+    loss_curve_ : list of float of shape (``n_iter_``,)
         Mean training objective per epoch.
-    validation_scores_ : list of float of shape (n_iter_,) or None
+    validation_scores_ : list of float of shape (``n_iter_``,) or None
         Validation score per epoch (higher is better; ``-loss`` for ``scoring="loss"``), None
         when no epoch had validation data (no early stopping and no ``X_val``); NaN for the
         epochs of calls without validation data. After the refit of ``early_stopping="auto"``
@@ -1105,7 +1105,7 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
         pass's best epoch, so ``n_iter_ == best_iteration_ + 1``.
     entmax_alphas_ : numpy.ndarray of shape (n_steps,)
         Alpha of each decision step's map after training.
-    entmax_alpha_history_ : numpy.ndarray of shape (n_iter_, n_steps)
+    entmax_alpha_history_ : numpy.ndarray of shape (``n_iter_``, n_steps)
         Alpha of each step after each epoch (constant unless ``entmax_mode="adaptive"``).
     ensemble_n_iter_ : list of int
         Epochs run by each member of the ensemble, member 0 first. The attributes above
@@ -1251,7 +1251,7 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
 
         Returns
         -------
-        numpy.ndarray of shape (n_samples,) or (n_samples, n_outputs_), float64
+        numpy.ndarray of shape (n_samples,) or (n_samples, ``n_outputs_``), float64
             1-D when ``y`` was 1-D at fit.
 
         Raises
@@ -1271,3 +1271,34 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
         check_is_fitted(self)
         with torch_threads(self.n_jobs):  # the target kind's torch operations too (one thread after fork)
             return self._target_kind().predict(self._raw_output(X))
+
+    def score(self, X, y, sample_weight=None):
+        """Coefficient of determination R^2 on the given rows, whatever ``loss`` was fitted.
+
+        :func:`sklearn.metrics.r2_score` of :meth:`predict` (``1 - SS_res / SS_tot``; the mean
+        of the outputs' scores, ``multioutput="uniform_average"``, for a 2-D ``y``), as every
+        scikit-learn regressor scores, so that a search compares models of different losses on
+        one scale. A quantile model is better judged by its coverage or pinball loss.
+
+        Parameters
+        ----------
+        X : pandas.DataFrame or array-like of shape (n_samples, n_features)
+            Rows with the columns seen at fit.
+        y : array-like of shape (n_samples,) or (n_samples, ``n_outputs_``)
+            True targets.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights of the rows.
+
+        Returns
+        -------
+        float
+            R^2: 1 for a perfect prediction, 0 for the constant mean, negative when worse.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            If the estimator is not fitted.
+        ValueError
+            If ``X`` does not have the columns seen at fit, or ``y`` has another number of rows.
+        """
+        return super().score(X, y, sample_weight=sample_weight)

@@ -121,8 +121,8 @@ class SparseTabNetPretrainer(
         regularization", Algorithm 2): each step also shrinks every weight by ``learning_rate
         * weight_decay`` times itself (at the step's scheduled rate). 0: plain Adam. The
         default is torch's AdamW default and the supervised estimators' (chosen there by
-        measurement; README, ablation). Pretrainers saved before this parameter existed load
-        with 0.
+        measurement: the ablation of the manual's benchmark pages). Pretrainers saved before
+        this parameter existed load with 0.
     entmax_mode : {"sparsemax", "entmax15", "constant", "adaptive"}, default="entmax15"
         The sparse map of the encoder's attentive transformers, as in
         :class:`SparseTabNetClassifier` (the same default). Pretrainers saved with the earlier
@@ -211,13 +211,13 @@ class SparseTabNetPretrainer(
         fit as ``pretrained``.
     n_features_in_ : int
         Number of input columns seen at fit.
-    feature_names_in_ : numpy.ndarray of shape (n_features_in_,)
+    feature_names_in_ : numpy.ndarray of shape (``n_features_in_``,)
         Only for DataFrame input with string column names.
     categories_ : dict of str -> numpy.ndarray
         Categories seen at fit per categorical column.
     loss_curve_ : list of float
         Mean training objective (reconstruction + ``lambda_sparse`` * sparsity) per epoch.
-    validation_scores_ : numpy.ndarray of shape (n_iter_,) or None
+    validation_scores_ : numpy.ndarray of shape (``n_iter_``,) or None
         Negative validation reconstruction loss per epoch (higher is better).
     best_iteration_ : int or None
         Epoch of the kept weights under early stopping.

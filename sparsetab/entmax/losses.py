@@ -19,7 +19,7 @@ alpha-entmax losses (``alpha = 2``: sparsemax loss, ``alpha = 1.5``: 1.5-entmax
 loss); ``H(p) = 1 - ||p||_alpha`` gives the alpha-normmax loss.
 
 Conventions shared by every loss here (the same as entmax 1.3 for 2-D input):
-the class dimension is the last one, so ``X`` has shape ``(*batch, d)`` and
+the class dimension is the last one, so ``X`` has shape ``(..., d)`` and
 ``target`` has shape ``batch`` (``(n, d)`` and ``(n,)`` in the common case).
 Extra leading dimensions are treated as more rows: the loss has shape
 ``batch`` and the modules' mean runs over all non-ignored rows of all of them.
@@ -65,7 +65,7 @@ _REDUCTIONS = {"elementwise_mean": "mean", "mean": "mean", "sum": "sum", "none":
 
 # ---------------------------------------------------------------- regularisers
 #
-# Each entropy maps probabilities P (*batch, d) and alpha (broadcastable to
+# Each entropy maps probabilities P (..., d) and alpha (broadcastable to
 # (*batch, 1), or None) to H(P) of shape batch; the derivatives are the partial
 # derivative of H(P) in alpha at fixed P, which is the whole gradient of the loss
 # in alpha because P maximises p . x + H(p) (Danskin's theorem).
@@ -145,7 +145,7 @@ class FenchelYoungLossFunction(torch.autograd.Function):
     Use the loss functions (e.g. :func:`sparsemax_loss`) rather than calling
     ``apply`` directly: they compute ``p`` with the right map and validate the
     arguments. ``apply(X, P, target, alpha, regulariser)`` takes scores ``X``
-    of shape ``(*batch, d)``, the prediction ``P`` of the same shape (treated
+    of shape ``(..., d)``, the prediction ``P`` of the same shape (treated
     as a constant), ``int64`` targets of shape ``batch``, ``alpha`` as a tensor
     aligned with ``X`` with size 1 in the last dimension (or ``None`` for
     regularisers without one) and the regulariser's name (``"sparsemax"``,
@@ -180,7 +180,7 @@ class FenchelYoungLossFunction(torch.autograd.Function):
         Parameters
         ----------
         X : torch.Tensor
-            Scores of shape ``(*batch, d)``, floating point; ``-inf`` entries
+            Scores of shape ``(..., d)``, floating point; ``-inf`` entries
             (masked classes) are allowed where ``p = 0``.
         P : torch.Tensor
             The prediction of the map for ``X``, same shape and dtype.
@@ -339,10 +339,10 @@ def _fenchel_young(X, target, regulariser, predict, alpha=None, alpha_name=None,
 def sparsemax_loss(X, target, k=None):
     """Sparsemax loss: the Fenchel-Young loss of sparsemax.
 
-    Per row, with ``p = sparsemax(x) = argmin_{p in simplex} ||p - x||^2``,
+    Per row, with ``p = sparsemax(x) = argmin_{p in simplex} ||p - x||^2``::
 
-    ``L(x; y) = (1 - ||p||^2) / 2 + (p - e_y) . x
-              = ||e_y - x||^2 / 2 - ||p - x||^2 / 2``,
+        L(x; y) = (1 - ||p||^2) / 2 + (p - e_y) . x
+                = ||e_y - x||^2 / 2 - ||p - x||^2 / 2
 
     a sparse alternative to cross-entropy that is exactly zero once the gold
     score exceeds every other score by at least 1. Its gradient in ``X`` is
@@ -351,7 +351,7 @@ def sparsemax_loss(X, target, k=None):
     Parameters
     ----------
     X : torch.Tensor
-        Scores of shape ``(n, d)``, or ``(*batch, d)`` with classes on the last
+        Scores of shape ``(n, d)``, or ``(..., d)`` with classes on the last
         dimension. Floating point; ``float16``/``bfloat16`` are computed in
         ``float32``. Non-target entries may be ``-inf`` (masked classes); a
         ``-inf`` target score gives an infinite loss.
@@ -394,7 +394,7 @@ def sparsemax_bisect_loss(X, target, n_iter=50):
     Parameters
     ----------
     X : torch.Tensor
-        Scores of shape ``(n, d)`` or ``(*batch, d)``; see :func:`sparsemax_loss`.
+        Scores of shape ``(n, d)`` or ``(..., d)``; see :func:`sparsemax_loss`.
     target : torch.Tensor
         Integer class indices of shape ``(n,)`` (``batch``), ``0 <= target < d``.
     n_iter : int, default 50
@@ -436,7 +436,7 @@ def entmax15_loss(X, target, k=None):
     Parameters
     ----------
     X : torch.Tensor
-        Scores of shape ``(n, d)`` or ``(*batch, d)``; see :func:`sparsemax_loss`.
+        Scores of shape ``(n, d)`` or ``(..., d)``; see :func:`sparsemax_loss`.
     target : torch.Tensor
         Integer class indices of shape ``(n,)`` (``batch``), ``0 <= target < d``.
     k : int or None, default None
@@ -482,7 +482,7 @@ def entmax_bisect_loss(X, target, alpha=1.5, n_iter=50):
     Parameters
     ----------
     X : torch.Tensor
-        Scores of shape ``(n, d)`` or ``(*batch, d)``; see :func:`sparsemax_loss`.
+        Scores of shape ``(n, d)`` or ``(..., d)``; see :func:`sparsemax_loss`.
     target : torch.Tensor
         Integer class indices of shape ``(n,)`` (``batch``), ``0 <= target < d``.
     alpha : float or torch.Tensor, default 1.5
@@ -541,7 +541,7 @@ def normmax_bisect_loss(X, target, alpha=2, n_iter=50):
     Parameters
     ----------
     X : torch.Tensor
-        Scores of shape ``(n, d)`` or ``(*batch, d)``; see :func:`sparsemax_loss`.
+        Scores of shape ``(n, d)`` or ``(..., d)``; see :func:`sparsemax_loss`.
     target : torch.Tensor
         Integer class indices of shape ``(n,)`` (``batch``), ``0 <= target < d``.
     alpha : float or torch.Tensor, default 2
@@ -625,7 +625,7 @@ class _FenchelYoungLoss(nn.Module):
 
         Parameters
         ----------
-        X : torch.Tensor of shape (n, d) or (*batch, d), floating dtype
+        X : torch.Tensor of shape (n, d) or (..., d), floating dtype
             Scores, classes on the last dimension; ``float16`` and ``bfloat16`` are computed
             in ``float32``.
         target : torch.Tensor of shape (n,) or X.shape[:-1], int dtype (e.g. torch.int64)
@@ -654,7 +654,7 @@ class _FenchelYoungLoss(nn.Module):
         Parameters
         ----------
         X : torch.Tensor
-            Scores of shape ``(n, d)`` or ``(*batch, d)``, classes last.
+            Scores of shape ``(n, d)`` or ``(..., d)``, classes last.
         target : torch.Tensor
             Integer class indices of shape ``(n,)`` (``batch``). Entries equal
             to ``ignore_index`` contribute 0 to the loss and its gradient and

@@ -96,7 +96,7 @@ def feature_names(model, preprocessing):
 
     Returns
     -------
-    numpy.ndarray of str of shape (n_features_in_,), dtype object
+    numpy.ndarray of str of shape (``n_features_in_``,), dtype object
         The preprocessing's ``get_feature_names_out()`` when it has one entry per model input,
         else the model's own names (``feature_names_in_`` or ``x0, x1, ...``).
     """
@@ -165,7 +165,7 @@ def explain(model, preprocessing, X):
     -------
     sklearn.utils.Bunch
         ``model.explain``'s answer: ``step_masks`` of shape (n_samples, n_steps,
-        n_features_in_), ``importances`` of shape (n_samples, n_features_in_),
+        n_features_in_), ``importances`` of shape (n_samples, ``n_features_in_``),
         ``step_importance`` of shape (n_samples, n_steps), ``feature_names``.
     """
     if preprocessing is not None:

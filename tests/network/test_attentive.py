@@ -91,7 +91,7 @@ def test_masks_have_one_value_per_group_non_negative_rows_summing_to_one(mode, e
     assert mask.shape == (10, 7) and mask.dtype == torch.float32
     assert (mask >= 0).all()
     torch.testing.assert_close(mask.sum(dim=1), torch.ones(10))
-    assert ((mask == 0).any() if alpha > 1.0 else (mask > 0).all())  # softmax is dense, the others sparse here
+    assert (mask == 0).any() if alpha > 1.0 else (mask > 0).all()  # softmax is dense, the others sparse here
     eval_mask = transformer.eval()(a, prior)
     assert eval_mask.shape == (10, 7)
     torch.testing.assert_close(eval_mask.sum(dim=1), torch.ones(10))

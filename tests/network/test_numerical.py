@@ -34,9 +34,7 @@ def test_quantile_edges_ignore_missing_values_and_match_numpy():
 
 def test_columns_with_few_distinct_values_keep_their_scalar_input():
     # Column 0: 3 distinct values (<= 3 bins: scalar); column 1: 4 distinct values; column 2: all missing.
-    values = torch.tensor(
-        [[0.0, 0.0, NAN], [1.0, 1.0, NAN], [2.0, 2.0, NAN], [2.0, 3.0, NAN], [0.0, 3.0, NAN]]
-    )
+    values = torch.tensor([[0.0, 0.0, NAN], [1.0, 1.0, NAN], [2.0, 2.0, NAN], [2.0, 3.0, NAN], [0.0, 3.0, NAN]])
     edges = quantile_bin_edges(values, 3)
     assert edges[0] is None and edges[2] is None
     assert edges[1] is not None and edges[1].numel() == 4
