@@ -91,7 +91,7 @@ def label_smoothing(smoothing):
 def snapshots_of_the_last_training(states):
     """Keep in ``states`` the weights at SNAPSHOT_SHARES of the epochs of the fit's last ``train_network`` call."""
     import sparsetab._base as base
-    from sparsetab._training import TrainingObserver
+    from sparsetab._training.loop import TrainingObserver
 
     original = base.train_network
 

@@ -52,7 +52,7 @@ from sklearn.metrics import roc_auc_score
 
 import sparsetab
 from sparsetab import SparseTabNetClassifier
-from sparsetab._model_file import REMOVED_PARAMETERS
+from sparsetab._persistence.model_file import REMOVED_PARAMETERS
 from sparsetab.datasets import make_syn
 
 # The first gated configurations use the L1 penalty (the first one measured); the last two the contribution

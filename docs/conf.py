@@ -55,8 +55,9 @@ myst_enable_extensions = ["dollarmath"]
 # The API reference: one page per public name, from the numpydoc docstrings.
 autosummary_generate = True
 # Inherited members, but not torch.nn.Module's, nor scikit-learn's metadata-routing setters and set_output,
-# which scikit-learn documents (their docstrings refer to labels of its own manual).
-autodoc_default_options = {"members": True, "inherited-members": "Module,_MetadataRequester,_SetOutputMixin"}
+# which scikit-learn documents (their docstrings refer to labels of its own manual), nor a named tuple's
+# count and index. The class template (_templates/autosummary/class.rst) lists no inherited methods either.
+autodoc_default_options = {"members": True, "inherited-members": "Module,_MetadataRequester,_SetOutputMixin,tuple"}
 autodoc_typehints = "none"
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
@@ -76,6 +77,8 @@ sphinx_gallery_conf = {
     "within_subsection_order": "FileNameSortKey",
     "matplotlib_animations": False,
     "show_memory": False,
+    # The computation-times page loads its table scripts from a CDN; the manual stays readable offline.
+    "write_computation_times": False,
     # Each example writes its figures to files (examples/output/); none is left open to capture.
     "image_scrapers": (),
     "reset_argv": lambda gallery_conf, script_vars: [str(GALLERY_OUTPUT)],

@@ -3,7 +3,7 @@
 
 Writes Adult's training rows, shuffled, as a Parquet file of several row groups (a stand-in for a
 table too large for memory), fits a classifier by reading that file in chunks, and compares it with
-an in-memory fit of the same rows, on Adult's test rows.
+an in-memory fit of the same rows, on Adult's test rows. Run::
 
     python examples/fit_out_of_core.py [--max-epochs 10] [--folder /tmp]
 """

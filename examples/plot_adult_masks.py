@@ -3,9 +3,10 @@
 
 Fits a ``SparseTabNetClassifier`` on 16,000 of the bundled Adult training rows (raw
 DataFrame, string columns embedded automatically; early stopping on a validation split, on by
-default above 10,000 rows) and writes four figures with the displays of
+default above 10,000 rows) and writes five figures with the displays of
 :mod:`sparsetab.inspection`:
 
+- ``adult_step_summary.png``: which features each decision step uses (each step's mean mask);
 - ``adult_masks.png``: each decision step's feature mask and the aggregate mask of 40 test rows,
   features sorted by importance;
 - ``adult_importances.png``: the mean importance of each feature over the test rows, with the
@@ -37,6 +38,8 @@ The figures as committed (``docs/images/``), drawn by this script:
 .. image:: /images/adult_sample.png
    :alt: Adult: one row's masks
 """
+
+# sphinx_gallery_thumbnail_path = "images/adult_step_summary.png"
 
 import sys
 import time

@@ -27,6 +27,8 @@ The figures as committed (``docs/images/``), drawn by this script:
    :alt: softmax, alpha-entmax, 1.5-entmax and sparsemax on the same scores
 """
 
+# sphinx_gallery_thumbnail_path = "images/entmax_maps.png"
+
 import sys
 from pathlib import Path
 

@@ -26,6 +26,8 @@ The figures as committed (``docs/images/``), drawn by this script:
    :alt: The four entmax modes on Syn4
 """
 
+# sphinx_gallery_thumbnail_path = "images/entmax_modes.png"
+
 import sys
 import time
 import warnings

@@ -23,6 +23,8 @@ The figures as committed (``docs/images/``), drawn by this script:
    :alt: Masks per one-hot column and summed per source column
 """
 
+# sphinx_gallery_thumbnail_path = "images/one_hot_groups.png"
+
 import sys
 import warnings
 from pathlib import Path

@@ -30,6 +30,8 @@ The figures as committed (``docs/images/``), drawn by this script:
    :alt: An 80% interval and its coverage by median income
 """
 
+# sphinx_gallery_thumbnail_path = "images/quantile_interval.png"
+
 import sys
 import time
 import warnings

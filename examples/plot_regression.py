@@ -25,6 +25,8 @@ The figures as committed (``docs/images/``), drawn by this script:
    :alt: California housing: predicted vs true and importances
 """
 
+# sphinx_gallery_thumbnail_path = "images/regression.png"
+
 import sys
 import time
 import warnings

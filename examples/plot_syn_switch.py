@@ -25,6 +25,8 @@ The figures as committed (``docs/images/``), drawn by this script:
    :alt: Syn4: importances on each side of the switch
 """
 
+# sphinx_gallery_thumbnail_path = "images/syn4_masks.png"
+
 import sys
 import time
 import warnings

@@ -12,11 +12,13 @@ Run::
 
     python examples/quickstart.py [--output-dir DIR] [--rows N]
 
-The figures as committed (``docs/images/``), drawn by this script:
+The figure as committed (``docs/quickstart_masks.png``), drawn by this script:
 
 .. image:: /quickstart_masks.png
    :alt: Per-step feature masks on Adult
 """
+
+# sphinx_gallery_thumbnail_path = "quickstart_masks.png"
 
 import argparse
 import time

@@ -16,7 +16,6 @@ from sklearn.metrics import check_scoring
 from sklearn.utils import _safe_indexing, check_random_state
 from sklearn.utils.validation import _check_sample_weight, _num_samples, check_consistent_length
 
-from ._columns import attention_groups, embedding_dims
 from ._ensemble import MEMBER_ATTRIBUTES, EnsembleMixin
 from ._inference import INFERENCE_BATCH_ROWS, InferenceMixin, far_outside_clause, forward_in_batches
 from ._params import (
@@ -36,8 +35,9 @@ from ._params import (
 )
 from ._progress import CallbackSupportMixin, EpochPrinter, epoch_tasks, metric_label, training_observer
 from ._runtime import TorchStatePickleMixin, resolve_device, torch_threads, trains_whatever_the_autograd_mode
-from ._tabular import TabularEncoding, feature_names, validate_frame
-from ._training import member_mean_loss, train_network
+from ._tabular.columns import attention_groups, embedding_dims
+from ._tabular.encoding import TabularEncoding, feature_names, validate_frame
+from ._training.loop import member_mean_loss, train_network
 from ._warnings import warn
 from .network import TabNet, ensemble_members
 from .pretraining import ENCODER_PARAMETERS, SparseTabNetPretrainer

@@ -70,7 +70,7 @@ class EnsembleMixin:
         """Train every member with ``train_member``; on a first pass build members 1 and up with ``build_member``.
 
         ``train_member(member_seed)`` trains ``network_`` with the estimator's training state and
-        records its history, returning the :class:`~sparsetab._training.TrainingHistory`;
+        records its history, returning the :class:`~sparsetab._training.loop.TrainingHistory`;
         ``build_member(member_seed)`` sets ``network_`` to a new member. On a first pass
         ``network_`` is member 0, already built; on a continued fit it is the fitted network.
         """

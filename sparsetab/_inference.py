@@ -9,11 +9,11 @@ import torch
 from sklearn.utils import Bunch
 from sklearn.utils.validation import check_is_fitted
 
-from ._export import EXPORT_FORMATS, export_network
-from ._feature_groups import resolve_feature_groups, sum_feature_groups
-from ._model_file import save_estimator
+from ._persistence.export import EXPORT_FORMATS, export_network
+from ._persistence.model_file import save_estimator
 from ._runtime import torch_threads
-from ._tabular import feature_names
+from ._tabular.encoding import feature_names
+from ._tabular.feature_groups import resolve_feature_groups, sum_feature_groups
 from ._warnings import warn
 from .network import ensemble_members
 

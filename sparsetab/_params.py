@@ -3,7 +3,7 @@
 Each hyperparameter is written here once: its default, its constraint (scikit-learn's
 ``_parameter_constraints`` vocabulary), its role and the estimators that take it. The constraint
 dicts, the groups of names that warm starts and pretrained encoders compare, the keyword arguments
-of :class:`~sparsetab.network.TabNet` and the :class:`~sparsetab._training.TrainingConfig` are
+of :class:`~sparsetab.network.TabNet` and the :class:`~sparsetab._training.loop.TrainingConfig` are
 generated from it, and the early-stopping rule and the validation split that serve all three
 estimators live beside it.
 
@@ -26,9 +26,9 @@ import torch
 from sklearn.model_selection import train_test_split
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
-from ._model_file import without_removed_parameters, without_removed_parameters_in_copies
-from ._regression_losses import REGRESSION_LOSSES
-from ._training import LEARNING_RATE_SCHEDULES, TrainingConfig
+from ._persistence.model_file import without_removed_parameters, without_removed_parameters_in_copies
+from ._training.loop import LEARNING_RATE_SCHEDULES, TrainingConfig
+from ._training.regression_losses import REGRESSION_LOSSES
 from .network import ENTMAX_MODES, NUMERICAL_EMBEDDINGS, STEP_GATES, quantile_bin_edges
 
 __all__ = [
@@ -503,7 +503,7 @@ def constant_groups(tabular_encoding, groups):
 
 
 def training_config(estimator, *, batch_size, early_stopping, incremental=False, epoch_offset=0):
-    """The :class:`~sparsetab._training.TrainingConfig` of an estimator's parameters.
+    """The :class:`~sparsetab._training.loop.TrainingConfig` of an estimator's parameters.
 
     Parameters
     ----------
@@ -758,13 +758,13 @@ def with_legacy_parameters(values, names):
     -------
     dict
         A new dict: ``values`` without the parameters of removed variants (see
-        :func:`~sparsetab._model_file.without_removed_parameters`), plus :data:`LEGACY_VALUES` for each of ``names`` it
-        lacks.
+        :func:`~sparsetab._persistence.model_file.without_removed_parameters`), plus
+        :data:`LEGACY_VALUES` for each of ``names`` it lacks.
 
     Raises
     ------
     ValueError
-        From :func:`~sparsetab._model_file.without_removed_parameters`.
+        From :func:`~sparsetab._persistence.model_file.without_removed_parameters`.
     """
     values = without_removed_parameters(values)
     missing = {name: LEGACY_VALUES[name] for name in names if name not in values and name in LEGACY_VALUES}

@@ -1,6 +1,6 @@
 """What a fit tells while it runs: the ``verbose`` lines, the progress bar, scikit-learn's callbacks.
 
-All three are :class:`~sparsetab._training.TrainingObserver` objects that the fit loop reports
+All three are :class:`~sparsetab._training.loop.TrainingObserver` objects that the fit loop reports
 to; :func:`training_observer` builds the ones an estimator's settings ask for.
 
 ``verbose=1`` prints one line per epoch and one closing line, in this shape::
@@ -17,7 +17,7 @@ whose ``on_fit_task_end`` returns True stops training after that epoch.
 import importlib.util
 import sys
 
-from ._training import ObserverGroup, TrainingObserver
+from ._training.loop import ObserverGroup, TrainingObserver
 from ._warnings import warn
 
 try:  # scikit-learn >= 1.9; older versions have no callbacks, and the estimators no set_callbacks
@@ -120,7 +120,7 @@ class EpochPrinter(TrainingObserver):
 
         Parameters
         ----------
-        record : sparsetab._training.EpochRecord
+        record : sparsetab._training.loop.EpochRecord
             The epoch.
 
         Returns
@@ -139,7 +139,7 @@ class EpochPrinter(TrainingObserver):
 
         Parameters
         ----------
-        history : sparsetab._training.TrainingHistory
+        history : sparsetab._training.loop.TrainingHistory
             The ended call's history.
         patience : int
             The patience in epochs that applied.
@@ -276,7 +276,7 @@ def training_observer(printer=None, tasks=None):
 
     Returns
     -------
-    sparsetab._training.TrainingObserver or None
+    sparsetab._training.loop.TrainingObserver or None
     """
     observers = [observer for observer in (printer, tasks) if observer is not None]
     if not observers:

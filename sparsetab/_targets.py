@@ -14,7 +14,7 @@ kinds existed.
 - :class:`MulticlassMultioutput`: 2-D labels (``"multiclass-multioutput"``), one softmax block per
   column of ``y`` over the concatenated head, the sum of the blocks' cross-entropies.
 - :class:`ContinuousTargets`: regression targets with one of the losses of
-  :mod:`sparsetab._regression_losses`: standardised for the squared error (and the absolute
+  :mod:`sparsetab._training.regression_losses`: standardised for the squared error (and the absolute
   error, the Huber loss and the pinball loss), divided by their training mean for the Poisson and
   gamma deviances, whose network outputs the log of the mean; mapped back at predict.
 
@@ -35,7 +35,7 @@ from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets, type_of_target, unique_labels
 from sklearn.utils.validation import _check_sample_weight, check_array, check_consistent_length, column_or_1d
 
-from ._regression_losses import RegressionLoss
+from ._training.regression_losses import RegressionLoss
 
 __all__ = [
     "ClassLabels",
@@ -578,7 +578,7 @@ class ContinuousTargets:
     target_mean, target_scale : numpy.ndarray of shape (n_outputs,) or None
         The scaling, learned by :meth:`fit_scale` on the training rows.
     regression_loss : RegressionLoss or None, default=None
-        The loss (:class:`~sparsetab._regression_losses.RegressionLoss`); None: the squared error.
+        The loss (:class:`~sparsetab._training.regression_losses.RegressionLoss`); None: the squared error.
     """
 
     target_type = "continuous"

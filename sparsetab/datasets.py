@@ -773,7 +773,7 @@ def _syn_basic_logit(X, basic):
 
 
 def _syn_logit_and_relevant(X, k):
-    """Logit g(x), shape (n,), and the boolean relevant-feature matrix, shape (n, 11), of Syn``k``."""
+    """Logit g(x), shape (n,), and the boolean relevant-feature matrix, shape (n, 11), of Syn *k*."""
     relevant = np.zeros(X.shape, dtype=bool)
     if k in _SYN_COLUMNS:
         relevant[:, _SYN_COLUMNS[k]] = True
@@ -804,7 +804,7 @@ def _syn_generator(random_state):
 
 
 def make_syn(k, n_samples=10000, *, random_state=None, return_probability=False):
-    """Generate the synthetic data set Syn``k`` (k = 1..6) with its ground-truth relevant features.
+    """Generate the synthetic data set Syn *k* (k = 1..6) with its ground-truth relevant features.
 
     The six instance-wise feature selection benchmarks of TabNet's Table 1, defined by Chen et
     al. (2018) and Yoon et al. (2019). The 11 features ``x1..x11`` (columns 0..10) are i.i.d.

@@ -43,7 +43,7 @@ import torch.distributed as dist
 from sklearn.utils.validation import _num_samples
 
 from ._params import resolve_early_stopping
-from ._training import SingleProcess, TrainingObserver, train_network
+from ._training.loop import SingleProcess, TrainingObserver, train_network
 from .network import GhostBatchNorm
 
 __all__ = ["ProcessGroupReplicas", "ShardBatches", "fit"]
@@ -91,7 +91,7 @@ def _sum_over_processes(tensor, group=None):
 class ProcessGroupReplicas(SingleProcess):
     """The combination of a training step's work over the ranks of a process group.
 
-    The ``replicas`` of :func:`sparsetab._training.train_network` when every rank trains the same
+    The ``replicas`` of :func:`sparsetab._training.loop.train_network` when every rank trains the same
     network on its own rows (data parallelism). Every rank must run the same number of steps.
 
     Parameters
@@ -195,7 +195,7 @@ class ProcessGroupReplicas(SingleProcess):
 class ShardBatches:
     """One rank's rows, split into the local batches of the global batches of every step.
 
-    The batch source of :func:`sparsetab._training.train_network` on one rank: an epoch has
+    The batch source of :func:`sparsetab._training.loop.train_network` on one rank: an epoch has
     ``max(1, ceil(total_rows / batch_size))`` steps on every rank, and each rank splits a new
     random order of its own rows into that many local batches of near-equal size (they differ by
     at most one row). The local batches of a step form its global batch of about ``batch_size``

@@ -11,9 +11,9 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._base import BaseSparseTabNet
 from ._params import DEFAULTS, parameter_constraints, store_parameters
-from ._regression_losses import RegressionLoss
 from ._runtime import torch_threads
 from ._targets import classification_kind, continuous_kind, fit_classification_kind, fit_continuous_kind
+from ._training.regression_losses import RegressionLoss
 
 __all__ = ["SparseTabNetClassifier", "SparseTabNetRegressor"]
 

@@ -2,8 +2,8 @@
 
 import os
 
-from ._model_file import read_model
 from ._params import with_legacy_parameters
+from ._persistence.model_file import read_model
 from .estimators import SparseTabNetClassifier, SparseTabNetRegressor
 
 __all__ = ["load_model"]

@@ -8,7 +8,6 @@ from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, Transfo
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from ._columns import attention_groups, embedding_dims
 from ._inference import INFERENCE_BATCH_ROWS, check_finite, encoded_batches, forward_in_batches
 from ._params import (
     DEFAULTS,
@@ -25,8 +24,9 @@ from ._params import (
 )
 from ._progress import CallbackSupportMixin, EpochPrinter, epoch_tasks, training_observer
 from ._runtime import TorchStatePickleMixin, resolve_device, torch_threads, trains_whatever_the_autograd_mode
-from ._tabular import TabularEncoding, feature_names, validate_frame
-from ._training import train_network
+from ._tabular.columns import attention_groups, embedding_dims
+from ._tabular.encoding import TabularEncoding, feature_names, validate_frame
+from ._training.loop import train_network
 from .network import PretrainingNetwork, TabNet
 
 __all__ = ["SparseTabNetPretrainer", "ENCODER_PARAMETERS"]

@@ -38,9 +38,9 @@ from sklearn.base import is_classifier
 from sklearn.utils import check_random_state
 
 from ._params import AUTO_EARLY_STOPPING_MIN_ROWS, resolve_early_stopping
-from ._table_sources import open_table_source
-from ._tabular import TabularEncoding
-from ._training import train_network
+from ._tabular.encoding import TabularEncoding
+from ._tabular.table_sources import open_table_source
+from ._training.loop import train_network
 
 __all__ = ["DEFAULT_CHUNK_ROWS", "DEFAULT_ENCODING_SAMPLE_ROWS", "DEFAULT_SHUFFLE_ROWS", "StreamedBatches", "fit"]
 
@@ -192,7 +192,7 @@ def _balanced(label_counts):
 
 
 class StreamedBatches:
-    """Training batches read from a table source, for :func:`sparsetab._training.train_network`.
+    """Training batches read from a table source, for :func:`sparsetab._training.loop.train_network`.
 
     Each epoch reads the source's parts in a random order and the chunks of each part in their
     order, and gathers the rows in a shuffle window: once it holds ``shuffle_rows`` rows (and at
@@ -206,7 +206,7 @@ class StreamedBatches:
 
     Parameters
     ----------
-    source : sparsetab._table_sources.TableSource
+    source : sparsetab._tabular.table_sources.TableSource
         Where the rows are.
     encode : callable
         ``encode(chunk)`` -> ``(X, y, sample_weight)`` tensors of the chunk's rows of positive

@@ -48,7 +48,7 @@ class InterleavedBatches:
 
 
 def check_float64_steps(rank, world_size, step_gates=None):
-    from sparsetab._training import TrainingConfig, train_network
+    from sparsetab._training.loop import TrainingConfig, train_network
     from sparsetab.distributed import _train_replica
     from sparsetab.network import TabNet
 
@@ -150,7 +150,7 @@ def make_frame(n_rows, seed):
 
 def check_estimator_fit(rank, world_size):
     from sparsetab import SparseTabNetClassifier
-    from sparsetab._tabular import TabularEncoding
+    from sparsetab._tabular.encoding import TabularEncoding
     from sparsetab.distributed import fit
 
     frame, label = make_frame(SHARD_ROWS * world_size, 11)

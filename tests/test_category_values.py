@@ -1,4 +1,4 @@
-"""sparsetab._category_values: values equal to a category as the user sees them, after a dtype change."""
+"""sparsetab._tabular.category_values: values equal to a category as the user sees them, after a dtype change."""
 
 import warnings
 
@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from sparsetab import SparseTabNetClassifier
-from sparsetab._category_values import align_to_categories, category_kind
+from sparsetab._tabular.category_values import align_to_categories, category_kind
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 

@@ -1,4 +1,4 @@
-"""Tests of sparsetab._columns: column references of ``cat_emb_dim`` and ``grouped_features``.
+"""Tests of sparsetab._tabular.columns: column references of ``cat_emb_dim`` and ``grouped_features``.
 
 The estimator-level tests (tests/test_estimators.py) check that fit passes these errors on; here
 the functions are called directly, for the accepted specs and for each error: its exact type and a
@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sparsetab._columns import attention_groups, column_position, embedding_dims
+from sparsetab._tabular.columns import attention_groups, column_position, embedding_dims
 
 NAMES = pd.Index(["age", "city", "income", "plan"])
 NUMPY = pd.RangeIndex(4)  # the columns of a frame built from a numpy array

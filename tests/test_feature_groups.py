@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 
-from sparsetab._feature_groups import resolve_feature_groups, sum_feature_groups
+from sparsetab._tabular.feature_groups import resolve_feature_groups, sum_feature_groups
 
 NAMES = ["age", "colour_red", "colour_blue", "size", "colour_green"]
 

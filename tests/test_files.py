@@ -1,11 +1,11 @@
-"""Atomic writes (sparsetab._files)."""
+"""Atomic writes (sparsetab._persistence.files)."""
 
 import os
 import stat
 
 import pytest
 
-from sparsetab._files import atomic_write
+from sparsetab._persistence.files import atomic_write
 
 
 def _write(path, text):

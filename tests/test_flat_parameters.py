@@ -5,9 +5,9 @@ import pytest
 import torch
 from sklearn.exceptions import ConvergenceWarning
 
-from sparsetab import _flat_parameters
-from sparsetab._flat_parameters import FlatParameters
-from sparsetab._training import train_network
+from sparsetab._training import flat_parameters as _flat_parameters
+from sparsetab._training.flat_parameters import FlatParameters
+from sparsetab._training.loop import train_network
 from sparsetab.network import TabNet
 
 

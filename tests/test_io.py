@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from sparsetab import SparseTabNetClassifier, SparseTabNetRegressor, load_model
-from sparsetab._model_file import read_model
+from sparsetab._persistence.model_file import read_model
 
 
 @pytest.fixture(scope="module")

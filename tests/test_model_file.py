@@ -19,7 +19,7 @@ from sklearn.metrics import make_scorer, mean_absolute_error
 
 import sparsetab
 from sparsetab import SparseTabNetClassifier, SparseTabNetRegressor, load_model
-from sparsetab._model_file import FORMAT_VERSION
+from sparsetab._persistence.model_file import FORMAT_VERSION
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 

@@ -24,7 +24,7 @@ from sparsetab._params import (
     training_config,
     with_legacy_parameters,
 )
-from sparsetab._tabular import TabularEncoding
+from sparsetab._tabular.encoding import TabularEncoding
 
 ESTIMATORS = {
     "classifier": SparseTabNetClassifier,

@@ -10,7 +10,7 @@ from sklearn.model_selection import GridSearchCV
 
 from sparsetab import SparseTabNetClassifier, SparseTabNetPretrainer, SparseTabNetRegressor, _progress, load_model
 from sparsetab._progress import EpochPrinter, metric_label
-from sparsetab._training import EpochRecord, TrainingHistory
+from sparsetab._training.loop import EpochRecord, TrainingHistory
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 callback_api = pytest.importorskip("sklearn.callback", reason="this scikit-learn has no callback API")

@@ -1,4 +1,4 @@
-"""The regressor's losses (sparsetab._regression_losses, and the loss in ContinuousTargets and the regressor).
+"""The regressor's losses (sparsetab._training.regression_losses, and the loss in ContinuousTargets and the regressor).
 
 Hand-computed values and float64 gradient checks of each loss; the domain checks of poisson and gamma
 in every fit path; learning contracts (coverage of a quantile model, robustness of the absolute error,
@@ -21,7 +21,8 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import mean_absolute_error, mean_gamma_deviance, mean_pinball_loss, mean_poisson_deviance
 
 from sparsetab import SparseTabNetPretrainer, SparseTabNetRegressor, load_model
-from sparsetab._regression_losses import (
+from sparsetab._targets import ContinuousTargets, fit_continuous_kind
+from sparsetab._training.regression_losses import (
     REGRESSION_LOSSES,
     RegressionLoss,
     absolute_error,
@@ -31,7 +32,6 @@ from sparsetab._regression_losses import (
     pinball,
     squared_error,
 )
-from sparsetab._targets import ContinuousTargets, fit_continuous_kind
 from sparsetab.distributed import fit as distributed_fit
 from sparsetab.streaming import fit as streamed_fit
 

@@ -10,8 +10,8 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.pipeline import make_pipeline
 
 from sparsetab import SparseTabNetClassifier, SparseTabNetRegressor
-from sparsetab._table_sources import TableSource
-from sparsetab._tabular import TabularEncoding
+from sparsetab._tabular.encoding import TabularEncoding
+from sparsetab._tabular.table_sources import TableSource
 from sparsetab.streaming import StreamedBatches, _Reservoir, fit
 
 
@@ -260,7 +260,7 @@ def test_batches_hold_every_row_once_in_planned_sizes(part_sizes, batch_size, ch
 
 
 def test_one_chunk_batches_are_the_in_memory_batches(make_training_config):
-    from sparsetab._training import TensorBatches
+    from sparsetab._training.loop import TensorBatches
 
     X = torch.arange(50, dtype=torch.float32)[:, None]
     memory = TensorBatches(X, X[:, 0].long(), torch.ones(50))

@@ -1,10 +1,10 @@
-"""sparsetab._table_sources: every kind of source yields the table's rows, in parts and chunks."""
+"""sparsetab._tabular.table_sources: every kind of source yields the table's rows, in parts and chunks."""
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from sparsetab._table_sources import open_table_source
+from sparsetab._tabular.table_sources import open_table_source
 
 pyarrow = pytest.importorskip("pyarrow")
 import pyarrow.dataset as pyarrow_dataset  # noqa: E402

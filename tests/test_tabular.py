@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from sklearn.preprocessing import QuantileTransformer
 
-from sparsetab._tabular import FLAT_TOLERANCE, TabularEncoding, quantile_count, to_frame
+from sparsetab._tabular.encoding import FLAT_TOLERANCE, TabularEncoding, quantile_count, to_frame
 
 
 def _frame():
@@ -409,7 +409,7 @@ def test_flat_and_constant_columns_follow_the_documented_rule():
 )
 def test_merged_chunk_summaries_equal_the_summary_of_the_whole(values, cuts):
     # ColumnSummary.merge (Chan et al.'s pairwise update) against the summary of all rows at once.
-    from sparsetab._tabular import TabularEncoding
+    from sparsetab._tabular.encoding import TabularEncoding
 
     frame = pd.DataFrame({"x": values, "city": np.where(np.arange(len(values)) % 3 == 0, "Oslo", None)})
     encoding = TabularEncoding()

@@ -11,7 +11,7 @@ from sklearn.exceptions import ConvergenceWarning
 import sparsetab._base as base
 import sparsetab.entmax._threshold_kernels as kernels
 from sparsetab import SparseTabNetClassifier
-from sparsetab._training import (
+from sparsetab._training.loop import (
     MIN_PATIENCE_STEPS,
     TensorBatches,
     TrainingObserver,

@@ -15,9 +15,9 @@ from sklearn.pipeline import Pipeline
 from sklearn.utils._optional_dependencies import check_matplotlib_support
 from sklearn.utils.validation import check_is_fitted
 
-from .. import _tabular
 from .._base import BaseSparseTabNet
-from .._feature_groups import resolve_feature_groups, sum_feature_groups
+from .._tabular.encoding import feature_names as model_feature_names
+from .._tabular.feature_groups import resolve_feature_groups, sum_feature_groups
 
 
 def pyplot(caller_name):
@@ -100,7 +100,7 @@ def feature_names(model, preprocessing):
         The preprocessing's ``get_feature_names_out()`` when it has one entry per model input,
         else the model's own names (``feature_names_in_`` or ``x0, x1, ...``).
     """
-    names = _tabular.feature_names(model)
+    names = model_feature_names(model)
     if preprocessing is not None and hasattr(preprocessing, "get_feature_names_out"):
         try:
             out = np.asarray(preprocessing.get_feature_names_out(), dtype=object)

@@ -5,7 +5,7 @@ import pickle
 import pytest
 import torch
 
-from sparsetab._training import member_mean_loss
+from sparsetab._training.loop import member_mean_loss
 from sparsetab.network import TabNet, TabNetEnsemble
 from sparsetab.network.efficient_members import MemberHeads, member_sign_adapters
 

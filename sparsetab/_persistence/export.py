@@ -8,12 +8,12 @@ import numpy as np
 import sklearn
 import torch
 
-from ._files import atomic_write
-from ._onnx import require_onnx, save_onnx
-from ._version import __version__
-from ._warnings import warn
-from .network import ensemble_members
-from .network.serving import ServingTabNet
+from .._version import __version__
+from .._warnings import warn
+from ..network import ensemble_members
+from ..network.serving import ServingTabNet
+from .files import atomic_write
+from .onnx import require_onnx, save_onnx
 
 __all__ = ["EXPORT_FORMATS", "METADATA_FILE", "ONNX_GATE_OUTPUT", "ONNX_INPUTS", "ONNX_OUTPUTS", "export_network"]
 

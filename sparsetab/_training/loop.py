@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 import torch
 from sklearn.exceptions import ConvergenceWarning
 
-from ._flat_parameters import FlatParameters
-from ._warnings import warn
+from .._warnings import warn
+from .flat_parameters import FlatParameters
 
 __all__ = [
     "LEARNING_RATE_SCHEDULES",

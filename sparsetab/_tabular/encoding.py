@@ -28,8 +28,8 @@ from pandas.api import types as pdt
 from sklearn.preprocessing import QuantileTransformer
 from sklearn.utils.validation import validate_data
 
-from ._category_values import align_to_categories, category_kind
-from ._warnings import warn
+from .._warnings import warn
+from .category_values import align_to_categories, category_kind
 
 __all__ = [
     "ColumnSummary",
@@ -426,7 +426,7 @@ class TabularEncoding:
         an encoding restored from before it was kept. A column whose dtype differs at
         :meth:`transform` has its values mapped to the categories they equal (bool columns take
         0/1 and "True"/"False", integer columns integral floats and their strings; see
-        :mod:`sparsetab._category_values`), and a ``UserWarning`` names the column and both dtypes
+        :mod:`sparsetab._tabular.category_values`), and a ``UserWarning`` names the column and both dtypes
         when some present values still match no category.
     constant_ : numpy.ndarray of shape (n_features,), bool, or None
         Columns that carry no information at fit: flat numeric columns without missing values

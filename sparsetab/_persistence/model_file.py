@@ -32,12 +32,12 @@ import pandas as pd
 import sklearn
 import torch
 
-from ._files import atomic_write
-from ._runtime import device_available
-from ._tabular import TabularEncoding, feature_names
-from ._version import __version__
-from ._warnings import warn
-from .network import STEP_GATES, TabNet, TabNetEnsemble
+from .._runtime import device_available
+from .._tabular.encoding import TabularEncoding, feature_names
+from .._version import __version__
+from .._warnings import warn
+from ..network import STEP_GATES, TabNet, TabNetEnsemble
+from .files import atomic_write
 
 __all__ = [
     "FORMAT",
@@ -455,7 +455,7 @@ def read_model(path):
     dict
         ``estimator`` (str, the class name), ``params`` (dict, the constructor arguments),
         ``attributes`` (dict, the fitted attributes to set), ``tabular_encoding``
-        (:class:`~sparsetab._tabular.TabularEncoding`), ``network``
+        (:class:`~sparsetab._tabular.encoding.TabularEncoding`), ``network``
         (:class:`~sparsetab.network.TabNet`, or :class:`~sparsetab.network.TabNetEnsemble` for
         ``n_ensemble > 1``, in evaluation mode, on ``device``) and ``device``
         (torch.device: the saved one, or the CPU when that is not available here, with a
