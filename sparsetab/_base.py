@@ -65,6 +65,46 @@ def _drop_zero_weight_rows(frame, y, sample_weight):
     return frame.iloc[keep], _safe_indexing(y, keep), weights[keep]
 
 
+@dataclasses.dataclass(eq=False)
+class _FitCall:
+    """What one call of ``fit`` / ``partial_fit`` trains on, filled in stage by stage (``_fit_prepared``).
+
+    ``frame``, ``targets`` and ``weights`` are the training rows after the zero-weight drop and the
+    hold-out; the ``*_val`` fields the validation rows (None without early stopping or ``X_val``);
+    ``chosen_epochs`` and ``stopped_by`` collect, member by member, the epoch count early stopping
+    chose and why a member stopped early.
+    """
+
+    kind: object
+    incremental: bool
+    first_pass: bool
+    trainer: object
+    refit_epochs: object
+    given_rows: tuple
+    frame: object = None
+    targets: object = None
+    weights: object = None
+    weights_given: bool = False
+    random_state: object = None
+    seed: int = 0
+    n_rows_given: int = 0
+    early_stopping: bool = False
+    refit: bool = False
+    frame_val: object = None
+    targets_val: object = None
+    weights_val: object = None
+    y_val_raw: object = None
+    n_efficient_members: int = 1
+    X_train: object = None
+    y_train: object = None
+    w_train: object = None
+    config: object = None
+    reseed: bool = False
+    observer: object = None
+    chosen_epochs: list = dataclasses.field(default_factory=list)
+    stopped_by: list = dataclasses.field(default_factory=list)
+
+
 class BaseSparseTabNet(
     *((CallbackSupportMixin,) if CallbackSupportMixin is not None else ()),
     EnsembleMixin,
@@ -329,9 +369,38 @@ class BaseSparseTabNet(
         tasks=None,
         first_pass_members=None,
     ):
-        # refit_epochs (one count per member), tasks and first_pass_members are given only by the refit on
-        # all rows that follows a fit whose held-out rows chose the number of epochs (resolve_epoch_refit).
-        given_rows = (frame, y, sample_weight)
+        """One call of ``fit`` / ``partial_fit`` on validated rows, in named stages.
+
+        ``refit_epochs`` (one count per member), ``tasks`` and ``first_pass_members`` are given only
+        by the refit on all rows that follows a fit whose held-out rows chose the number of epochs
+        (:func:`~sparsetab._params.resolve_epoch_refit`).
+        """
+        call = _FitCall(kind, incremental, first_pass, trainer, refit_epochs, given_rows=(frame, y, sample_weight))
+        self._check_rows(call, frame, y, sample_weight, X_val, y_val, sample_weight_val)
+        encoding = self._plan_training(call, X_val is not None, encoding, n_rows)
+        self._hold_out(call, X_val, y_val, sample_weight_val)
+        pretrainer = self._training_tensors(call, encoding, n_rows)
+        own_tasks = tasks is None
+        tasks = self._train_all_members(call, pretrainer, tasks)
+        if first_pass_members is not None:
+            self._add_members(*first_pass_members)
+        self._shuffle_random_state = self.random_state if isinstance(self.random_state, numbers.Integral) else None
+        if call.refit and not call.stopped_by:  # a fit stopped by the user or by non-finite values is not repeated
+            self._refit_on_all_rows(kind, call.given_rows, call.chosen_epochs, tasks, len(call.frame_val), encoding)
+            if tasks is not None:  # the fit's root task spans both passes; the refit does not close it
+                tasks.fit_end()
+            return
+        rows = self._importance_rows(call.X_train, call.random_state)
+        if incremental:  # computed on first access: a stream of partial_fit calls does not pay for it each time
+            self._feature_importances, self._pending_importance_rows = None, rows
+        else:
+            self.feature_importances_ = self._importances_of(rows)
+        if tasks is not None and own_tasks:
+            tasks.fit_end()
+
+    def _check_rows(self, call, frame, y, sample_weight, X_val, y_val, sample_weight_val):
+        """Stage 1: the targets and weights of the rows; rows of weight 0 (or class weight 0) dropped."""
+        kind = call.kind
         targets = kind.encode(y, "y")
         if len(targets) != frame.shape[0]:
             raise ValueError(
@@ -350,177 +419,181 @@ class BaseSparseTabNet(
             raise ValueError("sample_weight is zero for every row; at least one positive weight is required.")
         if keep.size < frame.shape[0]:
             frame, targets, weights = frame.iloc[keep], targets[keep], weights[keep]
+        # A scorer gets weights only when the user gave some, so a plain scorer(est, X, y) works.
+        call.weights_given = sample_weight is not None or sample_weight_val is not None or class_weights is not None
+        call.frame, call.targets, call.weights = frame, targets, weights
 
-        random_state = check_random_state(self.random_state)
-        seed = int(random_state.randint(np.iinfo(np.int32).max))
-        has_validation = X_val is not None
-        n_training_rows = frame.shape[0] if n_rows is None else n_rows
-        early_stopping = not incremental and resolve_early_stopping(
-            self.early_stopping, n_training_rows, has_validation
+    def _plan_training(self, call, has_validation, encoding, n_rows):
+        """Stage 2: the fit's seed and the rules of ``"auto"``: early stopping, and the refit on all rows.
+
+        Returns the tabular encoding given, or for a refit's first pass one learned here on every
+        row, so that the first pass's network and the refit's read one encoding and can be
+        averaged (:data:`AUTO_REFIT_KEEPS_FIRST_PASS`). It sees no target.
+        """
+        call.random_state = check_random_state(self.random_state)
+        call.seed = int(call.random_state.randint(np.iinfo(np.int32).max))
+        call.n_rows_given = call.frame.shape[0] if n_rows is None else n_rows
+        early_stopping = not call.incremental and resolve_early_stopping(
+            self.early_stopping, call.n_rows_given, has_validation
         )
         # Mid-sized tables under "auto": held-out rows choose the number of epochs, then the network is
         # trained again on every row for that many. Not for a streamed or distributed fit (a trainer
         # given), which never holds out part of its source, nor for a continued one (warm_start).
-        refit = (
-            refit_epochs is None
-            and first_pass
-            and not incremental
-            and trainer is None
-            and resolve_epoch_refit(self.early_stopping, n_training_rows, has_validation)
+        call.refit = (
+            call.refit_epochs is None
+            and call.first_pass
+            and not call.incremental
+            and call.trainer is None
+            and resolve_epoch_refit(self.early_stopping, call.n_rows_given, has_validation)
         )
-        early_stopping = refit_epochs is None and (early_stopping or refit)
-        if refit and encoding is None and self.pretrained is None:
-            # Learned once, on every row, so that the first pass's network and the refit's read one encoding
-            # and can be averaged (AUTO_REFIT_KEEPS_FIRST_PASS). It sees no target.
+        call.early_stopping = call.refit_epochs is None and (early_stopping or call.refit)
+        if call.refit and encoding is None and self.pretrained is None:
             encoding = TabularEncoding(
-                self.categorical_features, numerical_transform=self.numerical_transform, random_state=seed
+                self.categorical_features, numerical_transform=self.numerical_transform, random_state=call.seed
             )
-            encoding.fit_transform(frame)
-        frame_val = None
-        if early_stopping and not has_validation:
+            encoding.fit_transform(call.frame)
+        return encoding
+
+    def _hold_out(self, call, X_val, y_val, sample_weight_val):
+        """Stage 3: the validation rows, held out of the training rows or the user's ``X_val``."""
+        kind = call.kind
+        if call.early_stopping and X_val is None:
             train_index, val_index = split_validation(
-                frame.shape[0], self.validation_fraction, seed, kind.stratify(targets)
+                call.frame.shape[0], self.validation_fraction, call.seed, kind.stratify(call.targets)
             )
-            frame_val, targets_val, weights_val = frame.iloc[val_index], targets[val_index], weights[val_index]
-            frame, targets, weights = frame.iloc[train_index], targets[train_index], weights[train_index]
-            y_val_raw = kind.decode(targets_val)
-        elif has_validation:
+            frame, targets, weights = call.frame, call.targets, call.weights
+            call.frame_val, call.targets_val, call.weights_val = (
+                frame.iloc[val_index],
+                targets[val_index],
+                weights[val_index],
+            )
+            call.frame, call.targets, call.weights = frame.iloc[train_index], targets[train_index], weights[train_index]
+            call.y_val_raw = kind.decode(call.targets_val)
+        elif X_val is not None:
             check_consistent_length(X_val, y_val, sample_weight_val)
-            frame_val = X_val
-            targets_val = kind.encode(y_val, "y_val")
-            weights_val = _check_sample_weight(
-                sample_weight_val, targets_val, dtype=np.float64, ensure_non_negative=True
+            call.frame_val = X_val
+            call.targets_val = kind.encode(y_val, "y_val")
+            call.weights_val = _check_sample_weight(
+                sample_weight_val, call.targets_val, dtype=np.float64, ensure_non_negative=True
             )
-            y_val_raw = y_val
-        if frame.shape[0] < 2:
+            call.y_val_raw = y_val
+        if call.frame.shape[0] < 2:
             raise ValueError(
-                f"Training needs at least 2 rows for batch normalisation; got n_samples={frame.shape[0]} "
+                f"Training needs at least 2 rows for batch normalisation; got n_samples={call.frame.shape[0]} "
                 "after dropping rows of zero sample_weight and holding out validation rows."
             )
 
-        n_efficient_members = resolve_efficient_members(self.n_efficient_members, n_training_rows)
-        if n_rows is None:
-            n_training_rows = frame.shape[0]  # after the validation split
+    def _training_tensors(self, call, encoding, n_rows):
+        """Stage 4: batch sizes, on a first pass the encoding and the network, and the training tensors.
+
+        Returns the fitted pretrainer whose encoder the network starts from (None without one).
+        """
+        kind, frame = call.kind, call.frame
+        call.n_efficient_members = resolve_efficient_members(self.n_efficient_members, call.n_rows_given)
+        n_training_rows = frame.shape[0] if n_rows is None else n_rows  # after the validation split
         batch_size, virtual_batch_size = resolve_batch_sizes(self.batch_size, self.virtual_batch_size, n_training_rows)
-        device = self._device
         pretrainer = None
-        if first_pass:
+        if call.first_pass:
             self.virtual_batch_size_ = virtual_batch_size  # a continued fit keeps the network's
             pretrainer = self._fitted_pretrainer()
             # A pretrainer pickled before fit ids existed has none: "" still tells it from no pretrainer.
             self._pretrained_fit = None if pretrainer is None else getattr(pretrainer, "fit_id_", "")
-            X_train = self._fit_tabular_encoding(frame, pretrainer, seed, encoding)
-            kind.fit_scale(targets)
+            call.X_train = self._fit_tabular_encoding(frame, pretrainer, call.seed, encoding)
+            kind.fit_scale(call.targets)
             for name, value in kind.attributes().items():
                 setattr(self, name, value)
-            self._build_network(frame, X_train, kind, pretrainer, seed, n_efficient_members)
+            self._build_network(frame, call.X_train, kind, pretrainer, call.seed, call.n_efficient_members)
         else:
-            X_train = self._encode_continued(frame)
-        y_train = kind.tensor(targets, device)
-        w_train = torch.as_tensor(weights, dtype=torch.float32, device=device)
-        self.network_.to(device)
+            call.X_train = self._encode_continued(frame)
+        call.y_train = kind.tensor(call.targets, self._device)
+        call.w_train = torch.as_tensor(call.weights, dtype=torch.float32, device=self._device)
+        self.network_.to(self._device)
         self.batch_size_ = batch_size
-        config = training_config(
+        call.config = training_config(
             self,
             batch_size=batch_size,
-            early_stopping=early_stopping,
-            incremental=incremental,
-            epoch_offset=0 if first_pass else self.n_iter_,
+            early_stopping=call.early_stopping,
+            incremental=call.incremental,
+            epoch_offset=0 if call.first_pass else self.n_iter_,
         )
+        return pretrainer
 
+    def _train_all_members(self, call, pretrainer, tasks):
+        """Stage 5: train every member (one network, or each of ``n_ensemble`` in turn); returns the tasks."""
         # An integer random_state changed since the last call reseeds the shuffling of a continued fit;
         # otherwise it continues, so that n partial_fit calls equal one fit of n epochs.
-        reseed = isinstance(self.random_state, numbers.Integral) and self.random_state != getattr(
+        call.reseed = isinstance(self.random_state, numbers.Integral) and self.random_state != getattr(
             self, "_shuffle_random_state", self.random_state
         )
-
-        def train_member(member_seed):
-            # Trains network_ from the estimator's training state: the one network, or the ensemble's
-            # member in turn (see _ensemble), each with its own shuffling stream and score function.
-            member_config = config
-            if refit_epochs is not None:  # this member's chosen count; the schedule spans it
-                epochs = refit_epochs[len(chosen_epochs)]
-                member_config = dataclasses.replace(
-                    config, max_epochs=epochs, schedule_epochs=epochs, fixed_epochs=True
-                )
-            if first_pass or reseed:
-                generator = torch.Generator().manual_seed(member_seed)
-            else:
-                generator = torch.Generator()
-                generator.set_state(self._shuffle_state)
-            score_function = None
-            if frame_val is not None:
-                # A scorer gets weights only when the user gave some, so a plain scorer(est, X, y) works.
-                weights_given = sample_weight is not None or sample_weight_val is not None or class_weights is not None
-                score_function = self._make_score_function(
-                    kind, frame_val, targets_val, y_val_raw, weights_val, weights_given
-                )
-            # As scikit-learn's MLP: partial_fit continues the optimizer (Adam's moments, the decayed
-            # learning rate); fit, warm started or not, starts a fresh one at learning_rate.
-            # Looked up at the call (not bound as a default), so a patched train_network is the one used.
-            history = (train_network if trainer is None else trainer)(
-                self.network_,
-                kind.loss,
-                X_train,
-                y_train,
-                w_train,
-                member_config,
-                generator,
-                score_function,
-                optimizer_state=self._optimizer_state if incremental else None,
-                observer=observer,
-            )
-            self._record_history(history, early_stopping, first_pass)
-            self._optimizer_state = history.optimizer_state
-            self._shuffle_state = generator.get_state()
-            chosen_epochs.append(
-                len(history.loss_curve) if history.best_iteration is None else history.best_iteration + 1
-            )
-            if history.stop_reason in ("interrupted", "callback", "non_finite"):
-                stopped_by.append(history.stop_reason)
-            return history
-
-        chosen_epochs, stopped_by = [], []
-
         # The state is complete from here on, and a scorer given as `scoring` calls predict.
         self._fitted = True
-        n_members = self.n_ensemble if first_pass else len(ensemble_members(self.network_))
+        n_members = self.n_ensemble if call.first_pass else len(ensemble_members(self.network_))
         printer = None
         if self.verbose:
             metric, negate = metric_label(self.scoring)
-            printer = EpochPrinter(self.verbose, metric, negate=negate, early_stopping=early_stopping)
-        own_tasks = tasks is None
-        if own_tasks:  # a refit opens one more epoch task per epoch, at most max_epochs per member
+            printer = EpochPrinter(self.verbose, metric, negate=negate, early_stopping=call.early_stopping)
+        if tasks is None:  # a refit opens one more epoch task per epoch, at most max_epochs per member
             # The rows as given (before any hold-out: frame may be split by now, y and sample_weight are not).
-            tasks = epoch_tasks(self, *given_rows, n_members * config.max_epochs * (2 if refit else 1))
-        observer = training_observer(printer, tasks)
+            epochs = n_members * call.config.max_epochs * (2 if call.refit else 1)
+            tasks = epoch_tasks(self, *call.given_rows, epochs)
+        call.observer = training_observer(printer, tasks)
         try:
             self._train_members(
-                train_member,
-                seed,
-                first_pass,
+                lambda member_seed: self._train_member(call, member_seed),
+                call.seed,
+                call.first_pass,
                 lambda member_seed: self._build_network(
-                    frame, X_train, kind, pretrainer, member_seed, n_efficient_members
+                    call.frame, call.X_train, call.kind, pretrainer, member_seed, call.n_efficient_members
                 ),
             )
         except BaseException:
             self._fitted = False
             raise
-        if first_pass_members is not None:
-            self._add_members(*first_pass_members)
-        self._shuffle_random_state = self.random_state if isinstance(self.random_state, numbers.Integral) else None
-        if refit and not stopped_by:  # a fit stopped by the user or by non-finite values is not repeated
-            self._refit_on_all_rows(kind, given_rows, chosen_epochs, tasks, len(frame_val), encoding)
-            if tasks is not None:  # the fit's root task spans both passes; the refit does not close it
-                tasks.fit_end()
-            return
-        rows = self._importance_rows(X_train, random_state)
-        if incremental:  # computed on first access: a stream of partial_fit calls does not pay for it each time
-            self._feature_importances, self._pending_importance_rows = None, rows
+        return tasks
+
+    def _train_member(self, call, member_seed):
+        """Train ``network_`` from the estimator's training state: the one network, or a member in turn.
+
+        Each member has its own shuffling stream and score function (see ``_ensemble``).
+        """
+        config = call.config
+        if call.refit_epochs is not None:  # this member's chosen count; the schedule spans it
+            epochs = call.refit_epochs[len(call.chosen_epochs)]
+            config = dataclasses.replace(config, max_epochs=epochs, schedule_epochs=epochs, fixed_epochs=True)
+        if call.first_pass or call.reseed:
+            generator = torch.Generator().manual_seed(member_seed)
         else:
-            self.feature_importances_ = self._importances_of(rows)
-        if tasks is not None and own_tasks:
-            tasks.fit_end()
+            generator = torch.Generator()
+            generator.set_state(self._shuffle_state)
+        score_function = None
+        if call.frame_val is not None:
+            score_function = self._make_score_function(
+                call.kind, call.frame_val, call.targets_val, call.y_val_raw, call.weights_val, call.weights_given
+            )
+        # As scikit-learn's MLP: partial_fit continues the optimizer (Adam's moments, the decayed
+        # learning rate); fit, warm started or not, starts a fresh one at learning_rate.
+        # Looked up at the call (not bound as a default), so a patched train_network is the one used.
+        history = (train_network if call.trainer is None else call.trainer)(
+            self.network_,
+            call.kind.loss,
+            call.X_train,
+            call.y_train,
+            call.w_train,
+            config,
+            generator,
+            score_function,
+            optimizer_state=self._optimizer_state if call.incremental else None,
+            observer=call.observer,
+        )
+        self._record_history(history, call.early_stopping, call.first_pass)
+        self._optimizer_state = history.optimizer_state
+        self._shuffle_state = generator.get_state()
+        call.chosen_epochs.append(
+            len(history.loss_curve) if history.best_iteration is None else history.best_iteration + 1
+        )
+        if history.stop_reason in ("interrupted", "callback", "non_finite"):
+            call.stopped_by.append(history.stop_reason)
+        return history
 
     def _refit_on_all_rows(self, kind, arguments, epochs, tasks, n_held_out, encoding):
         """Train again on every row for the number of epochs the held-out rows chose (one count per member).
