@@ -829,11 +829,20 @@ class BaseSparseTabNet(
 
             return negative_validation_loss
         scorer = check_scoring(self, scoring=self.scoring)
+        encoded = []  # the validation rows, validated and encoded at the first epoch only
 
         def validation_score():
-            if pass_weights:
-                return scorer(self, frame_val, y_val_raw, sample_weight=weights_val)
-            return scorer(self, frame_val, y_val_raw)
+            if not encoded:
+                frame = self._validate_X(frame_val, reset=False)
+                encoded.extend([frame, list(self._encoded_batches(frame))])
+            # The scorer calls predict on frame_val every epoch: _raw_output reads these instead.
+            self._scoring_rows = (frame_val, *encoded)
+            try:
+                if pass_weights:
+                    return scorer(self, frame_val, y_val_raw, sample_weight=weights_val)
+                return scorer(self, frame_val, y_val_raw)
+            finally:
+                del self._scoring_rows
 
         return validation_score
 

@@ -185,7 +185,13 @@ class InferenceMixin:
             a model never returns NaN predictions silently.
         """
         check_is_fitted(self)
-        frame = self._validate_X(X, reset=False)
+        scoring_rows = vars(self).get("_scoring_rows")
+        if scoring_rows is not None and X is scoring_rows[0]:
+            # A scorer during fit: the validation rows were validated and encoded once for the fit.
+            frame, batches = scoring_rows[1], iter(scoring_rows[2])
+        else:
+            frame = self._validate_X(X, reset=False)
+            batches = self._encoded_batches(frame)
         members = ensemble_members(self.network_)
         # Each network's efficient members are members of the ensemble in their own right.
         n_outputs = sum(member.n_efficient_members for member in members)
@@ -201,7 +207,7 @@ class InferenceMixin:
             return results
 
         with torch_threads(self.n_jobs):
-            for offset, results in forward_in_batches(self.network_, self._encoded_batches(frame), decide):
+            for offset, results in forward_in_batches(self.network_, batches, decide):
                 index = 0
                 for decision, masks, output in results:
                     check_finite(offset, (decision, 1), (masks, 1), (output, 1))

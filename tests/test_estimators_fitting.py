@@ -598,3 +598,39 @@ def test_partial_fit_defers_the_importances_to_their_first_access(tmp_path, monk
     assert len(calls) == 3
     np.testing.assert_array_equal(loaded.feature_importances_, model.feature_importances_)
     assert not hasattr(SparseTabNetClassifier(), "feature_importances_")  # NotFittedError is an AttributeError
+
+
+@pytest.mark.parametrize("validation", ["held out", "X_val"])
+def test_a_scorer_reads_the_validation_rows_validated_and_encoded_once(fast_params, monkeypatch, validation):
+    # Issue 35: a scorer predicts on the validation rows every epoch; they are validated and encoded
+    # once per member (here one), and the scores are those of predicting on them afresh.
+    X, y = _data(160)
+    validated = []
+    original = SparseTabNetClassifier._validate_X
+
+    def counting(self, X, reset):
+        validated.append(len(X))
+        return original(self, X, reset)
+
+    monkeypatch.setattr(SparseTabNetClassifier, "_validate_X", counting)
+    scores = []
+
+    def scorer(estimator, X_score, y_score):
+        scores.append(float(np.mean(estimator.predict(X_score) == y_score)))
+        return scores[-1]
+
+    model = SparseTabNetClassifier(
+        max_epochs=4, n_iter_no_change=1000, early_stopping=True, scoring=scorer, **fast_params
+    )
+    if validation == "X_val":
+        _quiet_fit(model, X[:120], y[:120], X_val=X[120:], y_val=y[120:])
+        n_val = 40
+    else:
+        _quiet_fit(model, X, y)
+        n_val = 16  # validation_fraction 0.1 of 160 rows
+    assert validated.count(n_val) == 1 and len(scores) == 4
+    assert model.validation_scores_ == scores
+    assert "_scoring_rows" not in vars(model)
+    rows = X[120:] if validation == "X_val" else None
+    if rows is not None:  # after fit, predict validates again and gives the restored epoch's score
+        assert np.mean(model.predict(rows) == y[120:]) == pytest.approx(model.best_validation_score_)
