@@ -2,7 +2,7 @@
 
 The oracles are scikit-learn's QuantileTransformer(output_distribution="normal").transform and
 scipy's ndtri (both installed with scikit-learn). Through the estimators, the map is checked in
-tests/test_export.py (exported programs) and tests/test_export_onnx.py (onnxruntime).
+tests/persistence/test_export.py (exported programs) and tests/persistence/test_onnx.py (onnxruntime).
 """
 
 import warnings

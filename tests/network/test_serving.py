@@ -1,6 +1,6 @@
 """Tests of sparsetab.network.serving: ServingTabNet, from raw (numeric, codes) to predictions and masks.
 
-tests/test_export.py covers ServingTabNet through the estimators' export (exported programs and
+tests/persistence/test_export.py covers ServingTabNet through the estimators' export (exported programs and
 TorchScript against predict_proba, predict and explain) and its constructor errors. Here the module is
 built directly on a small TabNet and checked against the network run on the encoded input: the
 standardisation and column interleaving, each output transform, softmax blocks, missing values, an

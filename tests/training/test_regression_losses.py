@@ -37,7 +37,7 @@ from sparsetab.streaming import fit as streamed_fit
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 _spec = importlib.util.spec_from_file_location("make_reference_models", DATA / "make_reference_models.py")
 _maker = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_maker)
