@@ -11,11 +11,11 @@ from sklearn.exceptions import ConvergenceWarning
 import sparsetab._base as base
 import sparsetab.entmax._threshold_kernels as kernels
 from sparsetab import SparseTabNetClassifier
+from sparsetab._training.batches import _batches
 from sparsetab._training.loop import (
     MIN_PATIENCE_STEPS,
     TensorBatches,
     TrainingObserver,
-    _batches,
     learning_rate_factor,
     patience_epochs,
     train_network,
