@@ -14,14 +14,25 @@ from sklearn.base import BaseEstimator, _fit_context
 from sklearn.frozen import FrozenEstimator
 from sklearn.metrics import check_scoring
 from sklearn.utils import _safe_indexing, check_random_state
-from sklearn.utils.validation import _check_sample_weight, _num_samples, check_consistent_length
+from sklearn.utils.validation import _check_sample_weight, _num_samples, check_consistent_length, check_is_fitted
 
-from ._ensemble import MEMBER_ATTRIBUTES, EnsembleMixin
-from ._inference import INFERENCE_BATCH_ROWS, InferenceMixin, far_outside_clause, forward_in_batches
+from ._ensemble import MEMBER_ATTRIBUTES, add_members, member_values, train_members
+from ._inference import (
+    INFERENCE_BATCH_ROWS,
+    encoded_batches,
+    explanation,
+    far_outside_clause,
+    feature_importances,
+    forward_in_batches,
+    importance_rows,
+    importances_of,
+    model_inputs,
+    raw_output,
+)
 from ._params import (
     AUTO_REFIT_KEEPS_FIRST_PASS,
+    LEGACY_VALUES,
     NETWORK_PARAMETERS,
-    LegacyParametersMixin,
     fit_bin_edges,
     network_config,
     resolve_batch_sizes,
@@ -31,10 +42,12 @@ from ._params import (
     same_value,
     split_validation,
     training_config,
-    with_legacy_parameters,
 )
+from ._persistence.compat import pickled_state, restore_torch_state, unpickled_state, with_legacy_parameters
+from ._persistence.export import EXPORT_FORMATS, export_network
+from ._persistence.model_file import save_estimator
 from ._progress import CallbackSupportMixin, EpochPrinter, epoch_tasks, metric_label, training_observer
-from ._runtime import TorchStatePickleMixin, resolve_device, torch_threads, trains_whatever_the_autograd_mode
+from ._runtime import resolve_device, torch_threads, trains_whatever_the_autograd_mode
 from ._tabular.columns import attention_groups, embedding_dims
 from ._tabular.encoding import TabularEncoding, feature_names, validate_frame
 from ._training.loop import member_mean_loss, train_network
@@ -105,15 +118,16 @@ class _FitCall:
     stopped_by: list = dataclasses.field(default_factory=list)
 
 
-class BaseSparseTabNet(
-    *((CallbackSupportMixin,) if CallbackSupportMixin is not None else ()),
-    EnsembleMixin,
-    InferenceMixin,
-    LegacyParametersMixin,
-    TorchStatePickleMixin,
-    BaseEstimator,
-):
+class BaseSparseTabNet(*((CallbackSupportMixin,) if CallbackSupportMixin is not None else ()), BaseEstimator):
     """Shared implementation of :class:`SparseTabNetClassifier` and :class:`SparseTabNetRegressor`.
+
+    Every public method of the two estimators that does not depend on the target lives here, as
+    a thin method with its docstring; the work is done below by functions: the fit stages by the
+    training loop (:mod:`sparsetab._training`) and the ensemble's (:mod:`sparsetab._ensemble`),
+    predictions and explanations by :mod:`sparsetab._inference`, files by
+    :mod:`sparsetab._persistence`. Its bases are scikit-learn's only. Pickling follows one
+    protocol, :mod:`sparsetab._persistence.compat`, which also holds what models of earlier
+    releases need.
 
     Subclasses define ``__init__`` (the parameters of :mod:`sparsetab._params`), their
     ``_parameter_constraints`` and two hooks: ``_fit_target_kind(y)``, which learns the target
@@ -383,18 +397,18 @@ class BaseSparseTabNet(
         own_tasks = tasks is None
         tasks = self._train_all_members(call, pretrainer, tasks)
         if first_pass_members is not None:
-            self._add_members(*first_pass_members)
+            add_members(self, *first_pass_members)
         self._shuffle_random_state = self.random_state if isinstance(self.random_state, numbers.Integral) else None
         if call.refit and not call.stopped_by:  # a fit stopped by the user or by non-finite values is not repeated
             self._refit_on_all_rows(kind, call.given_rows, call.chosen_epochs, tasks, len(call.frame_val), encoding)
             if tasks is not None:  # the fit's root task spans both passes; the refit does not close it
                 tasks.fit_end()
             return
-        rows = self._importance_rows(call.X_train, call.random_state)
+        rows = importance_rows(call.X_train, call.random_state)
         if incremental:  # computed on first access: a stream of partial_fit calls does not pay for it each time
             self._feature_importances, self._pending_importance_rows = None, rows
         else:
-            self.feature_importances_ = self._importances_of(rows)
+            self.feature_importances_ = importances_of(self, rows)
         if tasks is not None and own_tasks:
             tasks.fit_end()
 
@@ -538,7 +552,8 @@ class BaseSparseTabNet(
             tasks = epoch_tasks(self, *call.given_rows, epochs)
         call.observer = training_observer(printer, tasks)
         try:
-            self._train_members(
+            train_members(
+                self,
                 lambda member_seed: self._train_member(call, member_seed),
                 call.seed,
                 call.first_pass,
@@ -744,7 +759,7 @@ class BaseSparseTabNet(
 
     def _check_network_unchanged(self, method):
         # A model saved before a parameter existed was built with its legacy value.
-        architecture = with_legacy_parameters(self._architecture, NETWORK_PARAMETERS)
+        architecture = with_legacy_parameters(self._architecture, NETWORK_PARAMETERS, LEGACY_VALUES)
         for name in NETWORK_PARAMETERS:
             before, now = architecture[name], getattr(self, name)
             if not same_value(before, now):
@@ -763,6 +778,380 @@ class BaseSparseTabNet(
                     + "; pretrained is now a different pretrainer fit, whose weights only start a new network. "
                     "Restore it (or set pretrained=None), or fit with warm_start=False to fine-tune from it."
                 )
+
+    # ----- the fitted model: predictions, explanations, files, members --------------------
+    def _raw_output(self, X):
+        """Network outputs for ``X`` (:func:`sparsetab._inference.raw_output`), read by ``predict``."""
+        return raw_output(self, X)
+
+    def explain(self, X, *, per_member=False, groups=None):
+        """Per-row feature masks and importances.
+
+        For an ensemble (``n_ensemble > 1``, or ``n_efficient_members > 1``: every efficient
+        member of every network is a member here) each array is the mean of its members' (for
+        ``importances``, over the members whose row is not all zero), so its rows still sum to
+        1; ``per_member=True`` adds each member's own arrays.
+
+        ``groups`` sums the values of several input columns into one, for example the one-hot
+        columns of one source column (:func:`sparsetab.inspection.feature_groups_from_transformer`
+        builds that dict from a fitted ``ColumnTransformer``, ``OneHotEncoder`` or
+        ``Pipeline``). It only changes how the answer is reported: the network and its masks are
+        the same. The fit parameter ``grouped_features`` is different: its members share one
+        attention weight during training (and ``explain()`` splits that weight equally between
+        them). Rather than one-hot encoding string columns, pass them to the estimator as they
+        are: it embeds each categorical column itself, as one attention group.
+
+        Parameters
+        ----------
+        X : pandas.DataFrame or array-like of shape (n_samples, n_features)
+            Rows to explain, with the columns seen at fit.
+        per_member : bool, default=False
+            Also return the arrays of each member of the ensemble: ``n_ensemble *
+            n_efficient_members`` members, network by network and within a network its
+            efficient members in order (one member when both are 1).
+        groups : dict of str to list of (str or int), default=None
+            ``{group name: member columns}``: each group becomes one column of the answer whose
+            value is the sum of its members' values, so rows still sum to 1. A member is a name
+            of ``feature_names_in_`` (``x0, x1, ...`` for input without column names) or a
+            position in ``0..n_features_in_ - 1``; a single name or position is a group of one.
+            Every input column is in at most one group; a column in no group stays its own.
+            The columns of the answer are in the order of their first input column: a group
+            sits where its first member was. None reports one value per input column.
+
+        Returns
+        -------
+        sklearn.utils.Bunch
+            With the keys:
+
+            step_masks : numpy.ndarray of shape (n_samples, n_steps, ``n_features_in_``), float32
+                Feature mask ``M[i]`` of each decision step, one value per input column (a
+                categorical column's embedding dimensions share one value; the columns of a
+                ``grouped_features`` group share their group's value equally, each getting
+                ``value / group size``); rows sum to 1. For an ensemble, the members' mean.
+                With ``groups``, shape (n_samples, n_steps, n_groups), one column per group
+                (and per column in no group); so for the other per-feature arrays.
+            importances : numpy.ndarray of shape (n_samples, ``n_features_in_``), float32
+                Aggregate importance ``M_agg``: the masks weighted by ``step_importance`` and
+                normalised; rows sum to 1, or are all zero when every ``eta`` of the row is 0.
+                With ``step_gates``, a row whose weights ``g * eta`` are all 0 (every gate of
+                the row closed) is the mean of its step masks over the steps instead, so every
+                row sums to 1. For an ensemble, the mean over the members whose row is not all
+                zero (all zero when no member's is).
+            step_importance : numpy.ndarray of shape (n_samples, n_steps), float32
+                ``eta_b[i] = sum_c ReLU(d_b,c[i])``, the contribution of step ``i`` to the
+                decision (unnormalised, >= 0); with ``step_gates``, ``g_b[i] * eta_b[i]``, the
+                gated contribution. For an ensemble, the members' mean.
+            step_gates : numpy.ndarray of shape (n_samples, n_steps), float32, or None
+                The gate ``g_b[i]`` in [0, 1] of each decision step; None without
+                ``step_gates``.
+                For an ensemble, the members' mean.
+            feature_names : numpy.ndarray of shape (``n_features_in_``,), object
+                ``feature_names_in_``, or ``x0, x1, ...`` for input without column names; with
+                ``groups``, the names of the answer's columns (a group's name, or a column's
+                own).
+            member_step_masks : numpy.ndarray of shape (n_members, n_samples, n_steps, ``n_features_in_``), float32
+                Only with ``per_member=True``: each member's ``step_masks``, in member order
+                (with ``n_efficient_members=1``, member 0 is the model that ``n_ensemble=1``
+                gives).
+            member_importances : numpy.ndarray of shape (n_members, n_samples, ``n_features_in_``), float32
+                Only with ``per_member=True``: each member's ``importances``.
+            member_step_importance : numpy.ndarray of shape (n_members, n_samples, n_steps), float32
+                Only with ``per_member=True``: each member's ``step_importance``.
+            member_step_gates : numpy.ndarray of shape (n_members, n_samples, n_steps), float32, or None
+                Only with ``per_member=True``: each member's ``step_gates`` (None without
+                ``step_gates``).
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            If the estimator is not fitted.
+        ValueError
+            If ``X`` does not have the columns seen at fit, a numeric column holds strings or
+            infinities, the network's outputs are not finite for some row, or ``groups`` is
+            bad: a group empty or not named by a str, a member neither a feature name nor a
+            position in range, a column listed twice, or a group named like a column in no
+            group (the message names the group and the member).
+        TypeError
+            If ``per_member`` is not a bool, or ``groups`` is not None or a dict.
+
+        Warns
+        -----
+        UserWarning
+            Once per call, when some rows have numeric values far outside the range seen at fit
+            (beyond ``[min - r, max + r]``, ``r = max - min`` of the column at fit), with their count
+            and the columns. Such values are clipped to the training range before the network.
+
+        References
+        ----------
+        Arik and Pfister (2021), TabNet, AAAI; section 4 ("Interpretability").
+        """
+        return explanation(self, X, per_member, groups)
+
+    def transform_inputs(self, X):
+        """The inputs of an exported model (see :meth:`export`) for the rows of ``X``.
+
+        Parameters
+        ----------
+        X : pandas.DataFrame or array-like of shape (n_samples, n_features)
+            Rows with the columns seen at fit.
+
+        Returns
+        -------
+        numeric : numpy.ndarray of shape (n_samples, n_numeric), float64
+            The numeric columns, unscaled and unclipped, in column order, NaN where a value is
+            missing (the exported model clips each to its training range and fills missing
+            values as the estimator does; ``torch.from_numpy`` turns the array into the
+            exported model's first argument).
+        codes : numpy.ndarray of shape (n_samples, n_categorical), int64
+            Category code of each categorical column, in column order: 0 for a missing value
+            or a category not seen at fit, ``c + 1`` for the ``c``-th category seen at fit
+            (the list is in the exported file's metadata).
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            If the estimator is not fitted.
+        ValueError
+            If ``X`` does not have the columns seen at fit or a numeric column holds infinities.
+        """
+        return model_inputs(self, X)
+
+    def save_model(self, path):
+        """Write the fitted estimator to one safe, versioned file; read it back with :func:`sparsetab.load_model`.
+
+        The file holds JSON metadata (format version; sparsetab, torch, scikit-learn and numpy
+        versions; parameters; classes, categories, feature names, importances, training history
+        and the other fitted attributes) and the weights as tensors, with a SHA-256 digest of
+        both. Loading builds no object from the file and runs no code (``torch.load`` with
+        ``weights_only=True``), unlike pickle and joblib, which also work but can execute
+        arbitrary code from a file: load those only from sources you trust. The write is atomic
+        (a temporary file, then a rename), so a crash never leaves a half-written model. The
+        ``pretrained`` parameter is stored as None: it only matters at fit, and the fine-tuned
+        weights are in the file.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            Where to write (conventionally ``*.sparsetab``); an existing file is replaced.
+
+        Returns
+        -------
+        str
+            ``path``.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            If the estimator is not fitted.
+        TypeError
+            If a parameter holds a value the format cannot store, e.g. a callable ``scoring``
+            (pickle such an estimator instead).
+        """
+        check_is_fitted(self)
+        self.feature_importances_  # noqa: B018  (computed now if partial_fit deferred it: files hold values)
+        return save_estimator(self, path)
+
+    def export(self, path, *, format="exported_program"):
+        """Write the fitted network as a serving program that runs without scikit-learn.
+
+        The program takes ``(numeric, codes)`` as returned by :meth:`transform_inputs`
+        (float64 and int64 arrays, any number of rows) and returns ``(prediction,
+        step_masks)``: class probabilities of shape (n_samples, n_classes) in the order of
+        ``classes_`` (classifier; for a label indicator matrix one sigmoid probability per
+        label, for multiclass-multioutput the blocks of :meth:`predict_proba` side by side,
+        block widths in the metadata's ``softmax_blocks``) or predictions of shape
+        (n_samples, n_outputs) in the target's units (regressor), both float64, and the step
+        masks of :meth:`explain`, float32 of shape (n_samples, n_steps, ``n_features_in_``). It
+        clips the numeric columns to the training range and applies the model's
+        ``numerical_transform`` (the standardisation, or scikit-learn's normal-output quantile
+        map) itself. For an ensemble (``n_ensemble > 1``) the program runs every member and
+        returns the mean of their probabilities or predictions and of their step masks, as the
+        estimator does (the metadata's ``outputs`` then says so under ``ensemble``). It runs in
+        evaluation mode and uses the entmax maps' exportable path (sort-based closed forms, a
+        fixed number of root-finding iterations), so its outputs equal :meth:`predict_proba` /
+        :meth:`predict` and :meth:`explain` up to float32 rounding. A model with
+        ``step_gates`` has a third output, ``step_gates``, float32 of shape (n_samples,
+        n_steps), as in :meth:`explain` (ONNX output ``"step_gates"``). The file also holds JSON
+        metadata, ``sparsetab.json``: versions, column names, categories and the outputs'
+        meaning, so a server can encode raw rows itself.
+
+        Load it with ``torch.export.load(path).module()`` (``"exported_program"``; read the
+        metadata with ``extra_files={"sparsetab.json": ""}``), or with
+        ``onnxruntime.InferenceSession(path)`` (``"onnx"``: inputs ``"numeric"`` (float64,
+        shape ("batch", n_numeric)) and ``"codes"`` (int64, shape ("batch", n_categorical)),
+        outputs ``"prediction"`` and ``"step_masks"``; the metadata is the model's
+        ``metadata_props`` entry ``"sparsetab.json"``, e.g.
+        ``session.get_modelmeta().custom_metadata_map["sparsetab.json"]``).
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            File to write (replaced atomically if it exists; ``.pt2`` is the usual suffix for
+            ``torch.export``, ``.onnx`` for ONNX, ``.pt`` for TorchScript).
+        format : {"exported_program", "onnx", "torchscript"}, default="exported_program"
+            ``"exported_program"``: ``torch.export.export`` with a dynamic batch dimension,
+            saved with ``torch.export.save``. ``"onnx"``: that program converted by torch's
+            ONNX exporter (``torch.onnx.export(..., dynamo=True)``, its default opset), one
+            self-contained file with a dynamic ``"batch"`` dimension; needs the extra
+            ``pip install "sparsetab[onnx]"``. ``"torchscript"`` (deprecated, removed in the
+            next release, since torch deprecates ``torch.jit``): ``torch.jit.trace`` saved with
+            ``torch.jit.save``, loaded with ``torch.jit.load(path, _extra_files=...)``.
+
+        Returns
+        -------
+        str
+            ``path``.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            If the estimator is not fitted.
+        ValueError
+            If ``format`` is not one of the accepted values.
+        ImportError
+            If ``format="onnx"`` and ``onnx`` or ``onnxscript`` cannot be imported; the message
+            names the extra that installs them, ``sparsetab[onnx]``.
+
+        Warns
+        -----
+        FutureWarning
+            If ``format="torchscript"``: use ``"exported_program"`` or ``"onnx"`` instead.
+        """
+        check_is_fitted(self)
+        if format not in EXPORT_FORMATS:
+            raise ValueError(f"format must be one of {EXPORT_FORMATS}, got {format!r}.")
+        return export_network(
+            self.network_,
+            self._tabular_encoding,
+            feature_names(self),
+            self._target_kind().serving_output(),
+            type(self).__name__,
+            path,
+            format,
+        )
+
+    @property
+    def feature_importances_(self):
+        """Mean aggregate importance of each input column over the training rows (see the class docstring).
+
+        ``fit`` computes it; after ``partial_fit`` it is computed on first access (then kept until
+        the next call), so that a stream of ``partial_fit`` calls does not pay for it each time.
+
+        Returns
+        -------
+        numpy.ndarray of shape (``n_features_in_``,), float64
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            If the estimator is not fitted (an AttributeError, so ``hasattr`` is False).
+        """
+        check_is_fitted(self)
+        return feature_importances(self)
+
+    @feature_importances_.setter
+    def feature_importances_(self, value):
+        # Model files written before the importances were lazy store them under this name.
+        self._feature_importances = value
+        self.__dict__.pop("_pending_importance_rows", None)
+
+    @property
+    def n_efficient_members_(self):
+        """The number of efficient members in each network (``n_efficient_members``, resolved).
+
+        Returns
+        -------
+        int
+            ``n_efficient_members`` as given, or what ``"auto"`` chose for the fit's training rows
+            (:func:`~sparsetab._params.resolve_efficient_members`); 1 for a model saved before
+            efficient members existed.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+        """
+        check_is_fitted(self)
+        return int(ensemble_members(self.network_)[0].n_efficient_members)
+
+    @property
+    def ensemble_n_iter_(self):
+        """Epochs run by each member of the ensemble, member 0 (``n_iter_``) first.
+
+        Returns
+        -------
+        list of int
+            Of length ``n_ensemble``, or ``2 * n_ensemble`` after the refit of
+            ``early_stopping="auto"`` (the refit members, then the first pass's).
+        """
+        return member_values(self, "n_iter_")
+
+    @property
+    def ensemble_loss_curves_(self):
+        """Training objective per epoch of each member, member 0 (``loss_curve_``) first.
+
+        Returns
+        -------
+        list of list of float
+            One ``loss_curve_`` per member.
+        """
+        return member_values(self, "loss_curve_")
+
+    @property
+    def ensemble_validation_scores_(self):
+        """Validation score per epoch of each member, member 0 (``validation_scores_``) first.
+
+        Returns
+        -------
+        list of (list of float or None)
+            One ``validation_scores_`` per member; each member is scored alone, on the same
+            validation rows.
+        """
+        return member_values(self, "validation_scores_")
+
+    @property
+    def ensemble_best_iteration_(self):
+        """Epoch whose weights early stopping kept, of each member, member 0 (``best_iteration_``) first.
+
+        Returns
+        -------
+        list of (int or None)
+            One ``best_iteration_`` per member.
+        """
+        return member_values(self, "best_iteration_")
+
+    @property
+    def ensemble_best_validation_scores_(self):
+        """Best validation score of each member, member 0 (``best_validation_score_``) first.
+
+        Returns
+        -------
+        list of (float or None)
+            One ``best_validation_score_`` per member.
+        """
+        return member_values(self, "best_validation_score_")
+
+    @property
+    def ensemble_entmax_alphas_(self):
+        """Alpha of each decision step's map, of each member.
+
+        Returns
+        -------
+        numpy.ndarray of shape (n_ensemble, n_steps)
+            Row 0 is ``entmax_alphas_``.
+        """
+        return np.stack(member_values(self, "entmax_alphas_"))
+
+    # ----- pickling: one protocol, with what earlier releases need (_persistence.compat) ---
+    def __getstate__(self):
+        if "_pending_importance_rows" in self.__dict__:  # a pickle holds the importances, not the rows
+            self.feature_importances_  # noqa: B018
+        return pickled_state(super().__getstate__())
+
+    def __setstate__(self, state):
+        state, torch_state = unpickled_state(state, type(self)._parameter_constraints, LEGACY_VALUES)
+        super().__setstate__(state)
+        restore_torch_state(self, torch_state)
 
     def __sklearn_is_fitted__(self):
         return getattr(self, "_fitted", False)
@@ -834,7 +1223,7 @@ class BaseSparseTabNet(
         def validation_score():
             if not encoded:
                 frame = self._validate_X(frame_val, reset=False)
-                encoded.extend([frame, list(self._encoded_batches(frame))])
+                encoded.extend([frame, list(encoded_batches(self._tabular_encoding, frame, self._device))])
             # The scorer calls predict on frame_val every epoch: _raw_output reads these instead.
             self._scoring_rows = (frame_val, *encoded)
             try:

@@ -25,7 +25,7 @@ from sklearn.utils.validation import check_is_fitted
 from ._warnings import warn
 from .network import TabNetEnsemble, ensemble_members
 
-__all__ = ["MEMBER_ATTRIBUTES", "EnsembleMixin", "member_seeds"]
+__all__ = ["MEMBER_ATTRIBUTES", "add_members", "member_seeds", "member_values", "train_members"]
 
 # What each member has of its own besides its weights: the state that continues its training, and its history.
 MEMBER_ATTRIBUTES = (
@@ -63,172 +63,130 @@ def member_seeds(seed, n_members):
     return [int(seed)] + [int(child.generate_state(1)[0] % np.iinfo(np.int32).max) for child in children]
 
 
-class EnsembleMixin:
-    """The members of ``n_ensemble``: their training in turn and the per-member history attributes."""
+def train_members(estimator, train_member, seed, first_pass, build_member):
+    """Train every member of the estimator's ensemble in turn; on a first pass, build members 1 and up.
 
-    def _train_members(self, train_member, seed, first_pass, build_member):
-        """Train every member with ``train_member``; on a first pass build members 1 and up with ``build_member``.
-
+    Parameters
+    ----------
+    estimator : BaseSparseTabNet
+        The estimator being fitted; ``network_`` is member 0, already built, on a first pass, and
+        the fitted network (one network or a :class:`~sparsetab.network.TabNetEnsemble`) on a
+        continued fit.
+    train_member : callable
         ``train_member(member_seed)`` trains ``network_`` with the estimator's training state and
-        records its history, returning the :class:`~sparsetab._training.loop.TrainingHistory`;
-        ``build_member(member_seed)`` sets ``network_`` to a new member. On a first pass
-        ``network_`` is member 0, already built; on a continued fit it is the fitted network.
-        """
-        networks = ensemble_members(self.network_)
-        n_members = self.n_ensemble if first_pass else len(networks)
-        if n_members == 1:  # a single network: trained exactly as before ensembles existed
-            train_member(seed)
-            return
-        seeds = member_seeds(seed, n_members)
-        stored = [] if first_pass else list(self._ensemble_members)
-        self.network_ = networks[0]
-        self._announce_member(0, n_members)
-        history = train_member(seeds[0])
-        trained, states = [networks[0]], []
-        for index in range(1, n_members):
-            if history.interrupted:  # the user asked to stop: no further member is trained
-                break
-            # Member 0's network, state and history are set aside while member `index` uses the attributes.
-            first_member = {name: getattr(self, name) for name in ("network_", *MEMBER_ATTRIBUTES)}
-            try:
-                if first_pass:
-                    build_member(seeds[index])
-                    self.network_.to(self._device)
-                else:
-                    self.network_ = networks[index]
-                    for name, value in stored[index - 1].items():
-                        setattr(self, name, value)
-                self._announce_member(index, n_members)
-                history = train_member(seeds[index])
-                # A new member interrupted before its first complete epoch holds its initial weights: it is left out.
-                if not (first_pass and history.interrupted and not history.loss_curve):
-                    trained.append(self.network_)
-                    states.append({name: getattr(self, name) for name in MEMBER_ATTRIBUTES})
-            finally:
-                for name, value in first_member.items():
-                    setattr(self, name, value)
-        if not first_pass:  # an interrupted continued fit keeps the members it did not reach as they were
-            trained += networks[len(trained) :]
-            states += stored[len(states) :]
-        elif len(trained) < n_members:
-            warn(
-                f"Training was interrupted before all n_ensemble={n_members} members were trained; the model keeps "
-                f"the {len(trained)} member(s) with at least one complete epoch and predicts with them. Call fit "
-                f"again to train all {n_members}.",
-                UserWarning,
-            )
-            # The network describes itself: a warm start compares n_ensemble with the members it holds.
-            self._architecture = {**self._architecture, "n_ensemble": len(trained)}
-        if len(trained) == 1:
-            self.network_ = trained[0]
-            vars(self).pop("_ensemble_members", None)
-        else:
-            self.network_ = TabNetEnsemble(trained)
-            self._ensemble_members = states
+        records its history, returning the :class:`~sparsetab._training.records.TrainingHistory`.
+    seed : int
+        The fit's seed; the members' seeds are :func:`member_seeds`.
+    first_pass : bool
+        Whether the fit starts from scratch (``n_ensemble`` members are trained) rather than
+        continuing the fitted members.
+    build_member : callable
+        ``build_member(member_seed)`` sets ``network_`` to a new member.
 
-    def _add_members(self, networks, states):
-        """Append trained ``networks`` (with their ``MEMBER_ATTRIBUTES`` dicts ``states``) after the fitted members.
+    Warns
+    -----
+    UserWarning
+        When an interrupt stops a first pass before every member has one complete epoch: the
+        members that have one are kept.
+    """
+    networks = ensemble_members(estimator.network_)
+    n_members = estimator.n_ensemble if first_pass else len(networks)
+    if n_members == 1:  # a single network: trained exactly as before ensembles existed
+        train_member(seed)
+        return
+    seeds = member_seeds(seed, n_members)
+    stored = [] if first_pass else list(estimator._ensemble_members)
+    estimator.network_ = networks[0]
+    _announce_member(estimator, 0, n_members)
+    history = train_member(seeds[0])
+    trained, states = [networks[0]], []
+    for index in range(1, n_members):
+        if history.interrupted:  # the user asked to stop: no further member is trained
+            break
+        # Member 0's network, state and history are set aside while member `index` uses the attributes.
+        first_member = {name: getattr(estimator, name) for name in ("network_", *MEMBER_ATTRIBUTES)}
+        try:
+            if first_pass:
+                build_member(seeds[index])
+                estimator.network_.to(estimator._device)
+            else:
+                estimator.network_ = networks[index]
+                for name, value in stored[index - 1].items():
+                    setattr(estimator, name, value)
+            _announce_member(estimator, index, n_members)
+            history = train_member(seeds[index])
+            # A new member interrupted before its first complete epoch holds its initial weights: it is left out.
+            if not (first_pass and history.interrupted and not history.loss_curve):
+                trained.append(estimator.network_)
+                states.append({name: getattr(estimator, name) for name in MEMBER_ATTRIBUTES})
+        finally:
+            for name, value in first_member.items():
+                setattr(estimator, name, value)
+    if not first_pass:  # an interrupted continued fit keeps the members it did not reach as they were
+        trained += networks[len(trained) :]
+        states += stored[len(states) :]
+    elif len(trained) < n_members:
+        warn(
+            f"Training was interrupted before all n_ensemble={n_members} members were trained; the model keeps "
+            f"the {len(trained)} member(s) with at least one complete epoch and predicts with them. Call fit "
+            f"again to train all {n_members}.",
+            UserWarning,
+        )
+        # The network describes itself: a warm start compares n_ensemble with the members it holds.
+        estimator._architecture = {**estimator._architecture, "n_ensemble": len(trained)}
+    if len(trained) == 1:
+        estimator.network_ = trained[0]
+        vars(estimator).pop("_ensemble_members", None)
+    else:
+        estimator.network_ = TabNetEnsemble(trained)
+        estimator._ensemble_members = states
 
-        For the refit of ``early_stopping="auto"``: the first pass's networks join the refit's. The
-        estimator's own attributes stay member 0's; ``_architecture`` keeps ``n_ensemble`` (the
-        members of one fit), so a warm start compares the parameter, not the member count.
-        """
-        members = ensemble_members(self.network_) + list(networks)
-        self._ensemble_members = list(getattr(self, "_ensemble_members", [])) + [dict(state) for state in states]
-        self.network_ = TabNetEnsemble(members)
 
-    def _announce_member(self, index, n_members):
-        if self.verbose:
-            print(f"ensemble member {index + 1} of {n_members}", flush=True)
+def add_members(estimator, networks, states):
+    """Append trained ``networks`` (with their ``MEMBER_ATTRIBUTES`` dicts ``states``) after the fitted members.
 
-    def _member_values(self, name):
-        """Attribute ``name`` of each member, member 0 first (from the estimator's own attributes)."""
-        check_is_fitted(self)
-        return [getattr(self, name)] + [state[name] for state in getattr(self, "_ensemble_members", [])]
+    For the refit of ``early_stopping="auto"``: the first pass's networks join the refit's. The
+    estimator's own attributes stay member 0's; ``_architecture`` keeps ``n_ensemble`` (the
+    members of one fit), so a warm start compares the parameter, not the member count.
 
-    @property
-    def n_efficient_members_(self):
-        """The number of efficient members in each network (``n_efficient_members``, resolved).
+    Parameters
+    ----------
+    estimator : BaseSparseTabNet
+        The fitted estimator.
+    networks : list of sparsetab.network.TabNet
+        The members to append.
+    states : list of dict
+        Their ``MEMBER_ATTRIBUTES``.
+    """
+    members = ensemble_members(estimator.network_) + list(networks)
+    estimator._ensemble_members = list(getattr(estimator, "_ensemble_members", [])) + [dict(state) for state in states]
+    estimator.network_ = TabNetEnsemble(members)
 
-        Returns
-        -------
-        int
-            ``n_efficient_members`` as given, or what ``"auto"`` chose for the fit's training rows
-            (:func:`~sparsetab._params.resolve_efficient_members`); 1 for a model saved before
-            efficient members existed.
 
-        Raises
-        ------
-        sklearn.exceptions.NotFittedError
-            Before ``fit``.
-        """
-        check_is_fitted(self)
-        return int(ensemble_members(self.network_)[0].n_efficient_members)
+def _announce_member(estimator, index, n_members):
+    if estimator.verbose:
+        print(f"ensemble member {index + 1} of {n_members}", flush=True)
 
-    @property
-    def ensemble_n_iter_(self):
-        """Epochs run by each member of the ensemble, member 0 (``n_iter_``) first.
 
-        Returns
-        -------
-        list of int
-            Of length ``n_ensemble``, or ``2 * n_ensemble`` after the refit of
-            ``early_stopping="auto"`` (the refit members, then the first pass's).
-        """
-        return self._member_values("n_iter_")
+def member_values(estimator, name):
+    """Attribute ``name`` of each member, member 0 first (from the estimator's own attributes).
 
-    @property
-    def ensemble_loss_curves_(self):
-        """Training objective per epoch of each member, member 0 (``loss_curve_``) first.
+    Parameters
+    ----------
+    estimator : BaseSparseTabNet
+        A fitted classifier or regressor.
+    name : str
+        One of :data:`MEMBER_ATTRIBUTES`.
 
-        Returns
-        -------
-        list of list of float
-            One ``loss_curve_`` per member.
-        """
-        return self._member_values("loss_curve_")
+    Returns
+    -------
+    list
+        One value per member.
 
-    @property
-    def ensemble_validation_scores_(self):
-        """Validation score per epoch of each member, member 0 (``validation_scores_``) first.
-
-        Returns
-        -------
-        list of (list of float or None)
-            One ``validation_scores_`` per member; each member is scored alone, on the same
-            validation rows.
-        """
-        return self._member_values("validation_scores_")
-
-    @property
-    def ensemble_best_iteration_(self):
-        """Epoch whose weights early stopping kept, of each member, member 0 (``best_iteration_``) first.
-
-        Returns
-        -------
-        list of (int or None)
-            One ``best_iteration_`` per member.
-        """
-        return self._member_values("best_iteration_")
-
-    @property
-    def ensemble_best_validation_scores_(self):
-        """Best validation score of each member, member 0 (``best_validation_score_``) first.
-
-        Returns
-        -------
-        list of (float or None)
-            One ``best_validation_score_`` per member.
-        """
-        return self._member_values("best_validation_score_")
-
-    @property
-    def ensemble_entmax_alphas_(self):
-        """Alpha of each decision step's map, of each member.
-
-        Returns
-        -------
-        numpy.ndarray of shape (n_ensemble, n_steps)
-            Row 0 is ``entmax_alphas_``.
-        """
-        return np.stack(self._member_values("entmax_alphas_"))
+    Raises
+    ------
+    sklearn.exceptions.NotFittedError
+        If the estimator is not fitted.
+    """
+    check_is_fitted(estimator)
+    return [getattr(estimator, name)] + [state[name] for state in getattr(estimator, "_ensemble_members", [])]

@@ -26,7 +26,6 @@ import torch
 from sklearn.model_selection import train_test_split
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
-from ._persistence.model_file import without_removed_parameters, without_removed_parameters_in_copies
 from ._training.loop import LEARNING_RATE_SCHEDULES, TrainingConfig
 from ._training.regression_losses import REGRESSION_LOSSES
 from .network import ENTMAX_MODES, NUMERICAL_EMBEDDINGS, STEP_GATES, quantile_bin_edges
@@ -42,7 +41,6 @@ __all__ = [
     "AUTO_VIRTUAL_BATCH_MAX",
     "DEFAULTS",
     "LEGACY_VALUES",
-    "LegacyParametersMixin",
     "NETWORK_PARAMETERS",
     "ON_CHANGE",
     "PARAMETERS",
@@ -60,7 +58,6 @@ __all__ = [
     "split_validation",
     "store_parameters",
     "training_config",
-    "with_legacy_parameters",
 ]
 
 CLASSIFIER, REGRESSOR, PRETRAINER = "classifier", "regressor", "pretrainer"
@@ -745,42 +742,3 @@ def store_parameters(estimator, arguments):
     for name, value in arguments.items():
         if name != "self":
             setattr(estimator, name, value)
-
-
-def with_legacy_parameters(values, names):
-    """Complete the parameters of a model saved by an earlier sparsetab with their legacy values.
-
-    Parameters
-    ----------
-    values : dict of str -> object
-        The saved parameters (or a pickled ``__dict__``).
-    names : iterable of str
-        The parameters of the estimator being restored.
-
-    Returns
-    -------
-    dict
-        A new dict: ``values`` without the parameters of removed variants (see
-        :func:`~sparsetab._persistence.model_file.without_removed_parameters`), plus
-        :data:`LEGACY_VALUES` for each of ``names`` it lacks.
-
-    Raises
-    ------
-    ValueError
-        From :func:`~sparsetab._persistence.model_file.without_removed_parameters`.
-    """
-    values = without_removed_parameters(values)
-    missing = {name: LEGACY_VALUES[name] for name in names if name not in values and name in LEGACY_VALUES}
-    return {**missing, **values}
-
-
-class LegacyParametersMixin:
-    """Unpickling fills the parameters a model pickled by an earlier sparsetab lacks with their legacy values.
-
-    Without it, ``get_params`` (hence ``clone``, ``repr`` and a search) fails on such a model,
-    and a new default would silently change how it continues training.
-    """
-
-    def __setstate__(self, state):
-        state = with_legacy_parameters(state, type(self)._parameter_constraints)
-        super().__setstate__(without_removed_parameters_in_copies(state))

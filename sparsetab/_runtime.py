@@ -1,17 +1,13 @@
-"""Where and how torch runs for an estimator: threads, device, and pickling of torch state."""
+"""Where and how torch runs for an estimator: threads, device and autograd mode."""
 
 import contextlib
 import functools
-import io
 import os
 
 import torch
 from joblib import cpu_count
 
-from ._warnings import warn
-
 __all__ = [
-    "TorchStatePickleMixin",
     "available_cores",
     "device_available",
     "resolve_device",
@@ -19,12 +15,6 @@ __all__ = [
     "torch_threads",
     "trains_whatever_the_autograd_mode",
 ]
-
-# Fitted attributes holding tensors, pickled with torch.save so they load on the CPU first.
-# _ensemble_members holds the optimizer and shuffling states of an ensemble's members after the first.
-TORCH_STATE_KEYS = ("network_", "_optimizer_state", "_shuffle_state", "_ensemble_members")
-# Private attributes renamed since a model could be pickled: old name -> new name.
-_RENAMED_ATTRIBUTES = {"_encoder": "_tabular_encoding", "feature_importances_": "_feature_importances"}
 
 
 # A child process made by fork() inherits torch's OpenMP thread count but not the worker threads: GNU
@@ -184,49 +174,3 @@ def resolve_device(requested):
             "cpu) or a torch.device."
         )
     return device
-
-
-class TorchStatePickleMixin:
-    """Pickle support for estimators whose fitted state holds torch tensors.
-
-    The attributes named in :data:`TORCH_STATE_KEYS` are written with ``torch.save`` and read
-    back with ``map_location="cpu"``, then moved to the fitted device when it is available here
-    (a model fitted on a GPU unpickles on a CPU-only machine, with a warning).
-    """
-
-    def __getstate__(self):
-        if "_pending_importance_rows" in self.__dict__:  # a pickle holds the importances, not the rows
-            self.feature_importances_  # noqa: B018
-        state = dict(super().__getstate__())
-        tensors = {key: state.pop(key) for key in TORCH_STATE_KEYS if key in state}
-        if tensors:
-            # torch.save records each tensor's device; __setstate__ maps them to the CPU first, so a model
-            # fitted on a GPU unpickles on a machine without one.
-            buffer = io.BytesIO()
-            torch.save(tensors, buffer)
-            state["_torch_state"] = buffer.getvalue()
-        return state
-
-    def __setstate__(self, state):
-        state = dict(state)
-        for old, new in _RENAMED_ATTRIBUTES.items():
-            if old in state:
-                state[new] = state.pop(old)
-        blob = state.pop("_torch_state", None)
-        super().__setstate__(state)
-        if blob is None:
-            return
-        tensors = torch.load(io.BytesIO(blob), map_location="cpu", weights_only=False)
-        device = getattr(self, "_device", torch.device("cpu"))
-        if device.type != "cpu":
-            if device_available(device):
-                tensors["network_"].to(device)
-            else:
-                warn(
-                    f"This {type(self).__name__} was fitted on device {str(device)!r}, which is not available "
-                    "here; its network was loaded on the CPU, where it predicts. To train it further, set "
-                    "device='cpu' (or an available device).",
-                    UserWarning,
-                )
-                self._device = torch.device("cpu")
-        self.__dict__.update(tensors)

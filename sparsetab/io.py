@@ -2,7 +2,8 @@
 
 import os
 
-from ._params import with_legacy_parameters
+from ._params import LEGACY_VALUES
+from ._persistence.compat import with_legacy_parameters
 from ._persistence.model_file import read_model
 from .estimators import SparseTabNetClassifier, SparseTabNetRegressor
 
@@ -60,7 +61,9 @@ def load_model(path):
         )
     estimator_class = _ESTIMATOR_CLASSES[contents["estimator"]]
     # A file from an earlier sparsetab lacks the parameters added since; their legacy values keep its behaviour.
-    estimator = estimator_class(**with_legacy_parameters(contents["params"], estimator_class._parameter_constraints))
+    estimator = estimator_class(
+        **with_legacy_parameters(contents["params"], estimator_class._parameter_constraints, LEGACY_VALUES)
+    )
     for name, value in contents["attributes"].items():
         setattr(estimator, name, value)
     estimator._tabular_encoding = contents["tabular_encoding"]

@@ -11,8 +11,8 @@ from sklearn.utils.validation import check_is_fitted
 from ._inference import INFERENCE_BATCH_ROWS, check_finite, encoded_batches, forward_in_batches
 from ._params import (
     DEFAULTS,
+    LEGACY_VALUES,
     PRETRAINED_PARAMETERS,
-    LegacyParametersMixin,
     fit_bin_edges,
     network_config,
     parameter_constraints,
@@ -22,8 +22,9 @@ from ._params import (
     store_parameters,
     training_config,
 )
+from ._persistence.compat import pickled_state, restore_torch_state, unpickled_state
 from ._progress import CallbackSupportMixin, EpochPrinter, epoch_tasks, training_observer
-from ._runtime import TorchStatePickleMixin, resolve_device, torch_threads, trains_whatever_the_autograd_mode
+from ._runtime import resolve_device, torch_threads, trains_whatever_the_autograd_mode
 from ._tabular.columns import attention_groups, embedding_dims
 from ._tabular.encoding import TabularEncoding, feature_names, validate_frame
 from ._training.loop import train_network
@@ -39,8 +40,6 @@ class SparseTabNetPretrainer(
     *((CallbackSupportMixin,) if CallbackSupportMixin is not None else ()),
     ClassNamePrefixFeaturesOutMixin,
     TransformerMixin,
-    LegacyParametersMixin,
-    TorchStatePickleMixin,
     BaseEstimator,
 ):
     """Self-supervised TabNet pretraining on unlabelled rows (masked-column reconstruction).
@@ -310,6 +309,15 @@ class SparseTabNetPretrainer(
         device=DEFAULTS["device"],
     ):
         store_parameters(self, locals())
+
+    def __getstate__(self):
+        return pickled_state(super().__getstate__())
+
+    def __setstate__(self, state):
+        # The estimators' one pickling protocol, with what earlier releases need (_persistence.compat).
+        state, torch_state = unpickled_state(state, type(self)._parameter_constraints, LEGACY_VALUES)
+        super().__setstate__(state)
+        restore_torch_state(self, torch_state)
 
     def __sklearn_is_fitted__(self):
         return getattr(self, "_fitted", False)

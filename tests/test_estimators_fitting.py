@@ -10,6 +10,8 @@ import pytest
 import torch
 from sklearn.exceptions import ConvergenceWarning
 
+import sparsetab._inference
+import sparsetab._persistence.compat
 import sparsetab._runtime
 from sparsetab import SparseTabNetClassifier, SparseTabNetRegressor, load_model
 from sparsetab._runtime import torch_threads
@@ -473,7 +475,7 @@ def test_model_fitted_on_a_gpu_unpickles_on_a_cpu_only_machine(monkeypatch, fast
         return real_load(*args, **kwargs)
 
     monkeypatch.setattr(torch, "load", recording_load)
-    monkeypatch.setattr(sparsetab._runtime, "device_available", lambda device: device.type == "cpu")
+    monkeypatch.setattr(sparsetab._persistence.compat, "device_available", lambda device: device.type == "cpu")
     blob = pickle.dumps(model)
     with pytest.warns(UserWarning, match="fitted on device 'cuda:0', which is not available here"):
         restored = pickle.loads(blob)
@@ -483,7 +485,7 @@ def test_model_fitted_on_a_gpu_unpickles_on_a_cpu_only_machine(monkeypatch, fast
     np.testing.assert_array_equal(restored.predict_proba(X), expected)
     # Where the device exists, the network goes back to it.
     moved = []
-    monkeypatch.setattr(sparsetab._runtime, "device_available", lambda device: True)
+    monkeypatch.setattr(sparsetab._persistence.compat, "device_available", lambda device: True)
     monkeypatch.setattr(TabNet, "to", lambda network, *args, **kwargs: moved.append(args) or network)
     again = pickle.loads(blob)
     assert moved == [(torch.device("cuda", 0),)] and again._device == torch.device("cuda", 0)
@@ -578,9 +580,9 @@ def test_partial_fit_defers_the_importances_to_their_first_access(tmp_path, monk
     fitted = _quiet_fit(SparseTabNetClassifier(max_epochs=3, **params), X, y)
     model = SparseTabNetClassifier(max_epochs=3, **params)
     calls = []
-    original = SparseTabNetClassifier._importances_of
+    original = sparsetab._inference.importances_of
     monkeypatch.setattr(
-        SparseTabNetClassifier, "_importances_of", lambda self, rows: calls.append(1) or original(self, rows)
+        sparsetab._inference, "importances_of", lambda model, rows: calls.append(1) or original(model, rows)
     )
     for _ in range(3):
         model.partial_fit(X, y, classes=[0, 1])

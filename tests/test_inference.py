@@ -7,7 +7,7 @@ import torch
 from sklearn.exceptions import ConvergenceWarning
 
 from sparsetab import SparseTabNetRegressor
-from sparsetab._inference import check_finite
+from sparsetab._inference import check_finite, encoded_batches
 from sparsetab.network import ensemble_members
 
 
@@ -126,7 +126,7 @@ def test_explain_returns_the_step_gates_and_the_gated_step_importance(fast_param
     assert ((gates > 0) & (gates < 1)).all()
     # Without its gates (the same weights otherwise), the network gives the ungated eta.
     network = model.network_.eval()
-    batch = next(model._encoded_batches(model._validate_X(X[:20], reset=False)))
+    batch = next(encoded_batches(model._tabular_encoding, model._validate_X(X[:20], reset=False), model._device))
     with torch.no_grad():
         gate_module, network.gates = network.gates, None
         eta = network.encode_steps(batch).step_importance.numpy()

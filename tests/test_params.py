@@ -22,7 +22,6 @@ from sparsetab._params import (
     same_value,
     split_validation,
     training_config,
-    with_legacy_parameters,
 )
 from sparsetab._tabular.encoding import TabularEncoding
 
@@ -173,11 +172,6 @@ def test_legacy_values_are_those_of_the_first_release():
         "quantile": 0.5,
         "huber_delta": 1.0,
     }
-    saved = {"n_d": 4, "weight_decay": 0.5}
-    completed = with_legacy_parameters(saved, ["n_d", "weight_decay", "warmup_epochs", "learning_rate_schedule"])
-    assert completed == {"n_d": 4, "weight_decay": 0.5, "warmup_epochs": 0, "learning_rate_schedule": "exponential"}
-    assert saved == {"n_d": 4, "weight_decay": 0.5}  # not modified
-    assert with_legacy_parameters(saved, ["n_d"]) == saved
 
 
 @pytest.mark.parametrize(

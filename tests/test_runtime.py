@@ -1,27 +1,22 @@
-"""Tests of sparsetab._runtime: torch threads, devices, and pickling of torch state.
+"""Tests of sparsetab._runtime: torch threads, devices and autograd modes.
 
 tests/test_estimators_fitting.py covers these through the estimators (n_jobs in fit and predict,
 a KeyError inside ``torch_threads``, the devices 'cuda', 'cuda:1', 'nowhere' and 'meta' at fit, and
-an estimator unpickled with ``device_available`` patched); here the functions and the mixin are
-called directly, on the paths those tests do not take.
+an estimator unpickled with ``device_available`` patched); here the functions are
+called directly, on the paths those tests do not take (the pickling of torch state: tests/persistence/test_compat.py).
 """
 
-import pickle
 import subprocess
 import sys
-import warnings
 
 import joblib
 import numpy as np
 import pytest
 import torch
-from sklearn.base import BaseEstimator
-from torch import nn
 
 import sparsetab._runtime
 import sparsetab._runtime as runtime
 from sparsetab._runtime import (
-    TorchStatePickleMixin,
     available_cores,
     device_available,
     resolve_device,
@@ -177,88 +172,6 @@ def test_resolve_device_rejects_an_unavailable_device_naming_it(requested):
         f"device={requested!r} is not usable here (no such device is available to torch {torch.__version__})"
     )
     assert "accepted: 'cpu', 'cuda', 'cuda:N', 'auto'" in message
-
-
-# ----- TorchStatePickleMixin ---------------------------------------------------------------
-class Holder(TorchStatePickleMixin, BaseEstimator):
-    """A small estimator-like object: a parameter, and fitted torch state set by hand."""
-
-    def __init__(self, width=3):
-        self.width = width
-
-
-def _fitted(device=None):
-    torch.manual_seed(0)
-    holder = Holder()
-    holder.network_ = nn.Sequential(nn.Linear(3, 4), nn.ReLU(), nn.Linear(4, 2))
-    optimizer = torch.optim.Adam(holder.network_.parameters())
-    holder.network_(torch.randn(5, 3)).sum().backward()
-    optimizer.step()
-    holder._optimizer_state = optimizer.state_dict()
-    holder._shuffle_state = torch.Generator().manual_seed(7).get_state()
-    holder.n_iter_ = 1
-    if device is not None:
-        holder._device = torch.device(device)
-    return holder
-
-
-def test_pickle_round_trip_of_torch_state():
-    holder = _fitted()
-    state = holder.__getstate__()
-    assert not set(sparsetab._runtime.TORCH_STATE_KEYS) & set(state)
-    assert isinstance(state["_torch_state"], bytes) and state["n_iter_"] == 1 and state["width"] == 3
-    assert holder.network_ is not None  # __getstate__ leaves the object as it was
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        restored = pickle.loads(pickle.dumps(holder))
-    assert "_torch_state" not in vars(restored)
-    assert restored.n_iter_ == 1 and restored.get_params() == {"width": 3}
-    x = torch.randn(6, 3)
-    torch.testing.assert_close(restored.network_(x), holder.network_(x), rtol=0, atol=0)
-    for original, copy in zip(holder.network_.parameters(), restored.network_.parameters()):
-        assert copy is not original and copy.device.type == "cpu"
-    step = restored._optimizer_state["state"][0]
-    torch.testing.assert_close(step["exp_avg"], holder._optimizer_state["state"][0]["exp_avg"], rtol=0, atol=0)
-    torch.testing.assert_close(restored._shuffle_state, holder._shuffle_state, rtol=0, atol=0)
-
-
-def test_pickle_without_torch_state_stores_no_blob():
-    holder = Holder(width=5)
-    holder.n_iter_ = 0
-    assert "_torch_state" not in holder.__getstate__()
-    restored = pickle.loads(pickle.dumps(holder))
-    assert vars(restored) == vars(holder)
-
-
-def test_pickle_with_a_cpu_device_keeps_it_without_a_warning():
-    holder = _fitted("cpu")
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        restored = pickle.loads(pickle.dumps(holder))
-    assert restored._device == torch.device("cpu")
-
-
-@needs_no_cuda
-def test_unpickling_where_the_fitted_device_is_missing_warns_and_loads_on_the_cpu():
-    # Really unavailable here (CPU-only machine), no patching: the state was saved from CPU tensors with
-    # a recorded GPU device, as a model fitted on a GPU and moved to the CPU before pickling would be.
-    holder = _fitted("cuda:0")
-    blob = pickle.dumps(holder)
-    with pytest.warns(UserWarning) as record:
-        restored = pickle.loads(blob)
-    messages = [str(warning.message) for warning in record if warning.category is UserWarning]
-    assert messages == [
-        "This Holder was fitted on device 'cuda:0', which is not available here; its network was loaded on the "
-        "CPU, where it predicts. To train it further, set device='cpu' (or an available device)."
-    ]
-    assert restored._device == torch.device("cpu")
-    assert all(parameter.device.type == "cpu" for parameter in restored.network_.parameters())
-    x = torch.randn(4, 3)
-    torch.testing.assert_close(restored.network_(x), holder.network_(x), rtol=0, atol=0)
-    # The restored object records the CPU: pickling it again gives no warning.
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        pickle.loads(pickle.dumps(restored))
 
 
 _FORK_SCRIPT = """

@@ -36,24 +36,19 @@ from .._runtime import device_available
 from .._tabular.encoding import TabularEncoding, feature_names
 from .._version import __version__
 from .._warnings import warn
-from ..network import STEP_GATES, TabNet, TabNetEnsemble
+from ..network import TabNet, TabNetEnsemble
+from .compat import without_removed_parameters_in_copies
 from .files import atomic_write
 
 __all__ = [
     "FORMAT",
     "FORMAT_VERSION",
-    "REMOVED_PARAMETERS",
     "read_model",
     "save_estimator",
-    "without_removed_parameters",
-    "without_removed_parameters_in_copies",
 ]
 
 FORMAT = "sparsetab-model"
 FORMAT_VERSION = 1
-# Parameters of the step-gate variants that were screened and removed, with the value of the kept variant
-# (see without_removed_parameters).
-REMOVED_PARAMETERS = {"gate_first_step": True, "gate_penalty": "share_entropy"}
 # Fitted attributes rebuilt by the reader rather than stored as values.
 _REBUILT = ("network_", "_tabular_encoding", "_device")
 # scikit-learn's callbacks (``set_callbacks``) and the context a meta-estimator propagates: how a fit is
@@ -363,85 +358,6 @@ def _read(path):
     return metadata, tensors
 
 
-def without_removed_parameters(values, warn_on_penalty=True):
-    """Drop the parameters of the step-gate variants that were screened and removed, if this sparsetab can honour them.
-
-    Models saved while the variants existed hold ``gate_first_step`` and ``gate_penalty`` (and
-    may hold ``step_gates="sparsemax"``). Without step gates, or with the kept variant (a sigmoid
-    gate on every step), they are dropped. The gate penalty only shapes training, so a gated model
-    trained with another penalty still predicts as saved; a continued fit would use the share
-    entropy, which a UserWarning says.
-
-    Parameters
-    ----------
-    values : dict of str -> object
-        Saved parameters, a pickled ``__dict__`` or a network configuration.
-    warn_on_penalty : bool, default=True
-        Whether to warn of a removed penalty (the copies of the parameters inside a saved model,
-        its network configuration and architecture, are cleaned without it, so that the
-        estimator's parameters warn once).
-
-    Returns
-    -------
-    dict
-        A new dict without the keys of :data:`REMOVED_PARAMETERS`.
-
-    Raises
-    ------
-    ValueError
-        If ``values`` describe step gates this sparsetab cannot rebuild: ``step_gates`` other
-        than None or ``"sigmoid"``, or ``gate_first_step=False``.
-    """
-    values = dict(values)
-    removed = {name: values.pop(name, kept) for name, kept in REMOVED_PARAMETERS.items()}
-    if values.get("step_gates") is None:
-        return values
-    if values["step_gates"] not in STEP_GATES or removed["gate_first_step"] is not True:
-        raise ValueError(
-            f"This model was saved with step_gates={values['step_gates']!r} and "
-            f"gate_first_step={removed['gate_first_step']!r}, a step-gate variant that was screened and removed "
-            "(benchmarks/results/syn.md); this sparsetab rebuilds step_gates='sigmoid' with a gate on every step. "
-            "Refit the model with this sparsetab."
-        )
-    if warn_on_penalty and removed["gate_penalty"] != REMOVED_PARAMETERS["gate_penalty"]:
-        warn(
-            f"This model was trained with gate_penalty={removed['gate_penalty']!r}, which was removed; it predicts "
-            "as saved, but a continued fit (warm_start, partial_fit) uses the share-entropy penalty.",
-            UserWarning,
-        )
-    return values
-
-
-def without_removed_parameters_in_copies(attributes):
-    """Drop the removed step-gate parameters from the copies of the parameters that a fitted model keeps.
-
-    A fit keeps its network configuration (``_network_config``) and the architecture a
-    continued fit compares against (``_architecture``). Both are cleaned by
-    :func:`without_removed_parameters` without its warning, which the estimator's own
-    parameters give once.
-
-    Parameters
-    ----------
-    attributes : dict of str -> object
-        A model file's fitted attributes, or a pickled estimator's ``__dict__``.
-
-    Returns
-    -------
-    dict
-        A new dict: ``attributes`` with those copies cleaned (the ones it holds as dicts).
-
-    Raises
-    ------
-    ValueError
-        From :func:`without_removed_parameters`.
-    """
-    attributes = dict(attributes)
-    for name in ("_network_config", "_architecture"):
-        if isinstance(attributes.get(name), dict):
-            attributes[name] = without_removed_parameters(attributes[name], warn_on_penalty=False)
-    return attributes
-
-
 def read_model(path):
     """Read and check a model file, and rebuild its tabular encoding and network.
 
@@ -468,7 +384,7 @@ def read_model(path):
     ValueError
         If the file is not a sparsetab model file, is truncated or was modified after it was
         written (integrity check), has a newer format version than this sparsetab reads, or
-        holds a step-gate variant that was removed (:func:`without_removed_parameters`).
+        holds a step-gate variant that was removed (:func:`~sparsetab._persistence.compat.without_removed_parameters`).
     """
     metadata, tensors = _read(path)
     params = {name: _decode(value, tensors) for name, value in metadata["params"].items()}
