@@ -13,7 +13,7 @@ import torch
 from sklearn.base import BaseEstimator, _fit_context
 from sklearn.frozen import FrozenEstimator
 from sklearn.metrics import check_scoring
-from sklearn.utils import _safe_indexing, check_random_state
+from sklearn.utils import _safe_indexing
 from sklearn.utils.validation import _check_sample_weight, _num_samples, check_consistent_length, check_is_fitted
 
 from ._ensemble import MEMBER_ATTRIBUTES, add_members, member_values, train_members
@@ -33,26 +33,31 @@ from ._params import (
     AUTO_REFIT_KEEPS_FIRST_PASS,
     LEGACY_VALUES,
     NETWORK_PARAMETERS,
-    fit_bin_edges,
-    network_config,
     resolve_batch_sizes,
     resolve_early_stopping,
     resolve_efficient_members,
     resolve_epoch_refit,
     same_value,
-    split_validation,
     training_config,
 )
 from ._persistence.compat import pickled_state, restore_torch_state, unpickled_state, with_legacy_parameters
 from ._persistence.export import EXPORT_FORMATS, export_network
 from ._persistence.model_file import save_estimator
-from ._progress import CallbackSupportMixin, EpochPrinter, epoch_tasks, metric_label, training_observer
+from ._progress import CallbackSupportMixin, epoch_tasks, training_observer
+from ._recipe import (
+    build_tabnet,
+    epoch_printer,
+    fit_seed,
+    fit_tabular_encoding,
+    network_layout,
+    record_categories,
+    split_validation,
+)
 from ._runtime import resolve_device, torch_threads, trains_whatever_the_autograd_mode
-from ._tabular.columns import attention_groups, embedding_dims
 from ._tabular.encoding import TabularEncoding, feature_names, validate_frame
 from ._training.loop import member_mean_loss, train_network
 from ._warnings import warn
-from .network import TabNet, ensemble_members
+from .network import ensemble_members
 from .pretraining import ENCODER_PARAMETERS, SparseTabNetPretrainer
 
 #: What a refit on all rows keeps of the first pass, whose held-out rows chose the number of epochs.
@@ -444,8 +449,7 @@ class BaseSparseTabNet(*((CallbackSupportMixin,) if CallbackSupportMixin is not 
         row, so that the first pass's network and the refit's read one encoding and can be
         averaged (:data:`AUTO_REFIT_KEEPS_FIRST_PASS`). It sees no target.
         """
-        call.random_state = check_random_state(self.random_state)
-        call.seed = int(call.random_state.randint(np.iinfo(np.int32).max))
+        call.random_state, call.seed = fit_seed(self.random_state)
         call.n_rows_given = call.frame.shape[0] if n_rows is None else n_rows
         early_stopping = not call.incremental and resolve_early_stopping(
             self.early_stopping, call.n_rows_given, has_validation
@@ -542,10 +546,7 @@ class BaseSparseTabNet(*((CallbackSupportMixin,) if CallbackSupportMixin is not 
         # The state is complete from here on, and a scorer given as `scoring` calls predict.
         self._fitted = True
         n_members = self.n_ensemble if call.first_pass else len(ensemble_members(self.network_))
-        printer = None
-        if self.verbose:
-            metric, negate = metric_label(self.scoring)
-            printer = EpochPrinter(self.verbose, metric, negate=negate, early_stopping=call.early_stopping)
+        printer = epoch_printer(self, self.scoring, early_stopping=call.early_stopping)
         if tasks is None:  # a refit opens one more epoch task per epoch, at most max_epochs per member
             # The rows as given (before any hold-out: frame may be split by now, y and sample_weight are not).
             epochs = n_members * call.config.max_epochs * (2 if call.refit else 1)
@@ -657,11 +658,7 @@ class BaseSparseTabNet(*((CallbackSupportMixin,) if CallbackSupportMixin is not 
             self._tabular_encoding = copy.deepcopy(encoding)
             X_train = self._encode_frame(frame)
         elif pretrainer is None:
-            # The fit's seed, already drawn: the quantile fit takes no draw of its own from random_state.
-            self._tabular_encoding = TabularEncoding(
-                self.categorical_features, numerical_transform=self.numerical_transform, random_state=seed
-            )
-            X_train = torch.from_numpy(self._tabular_encoding.fit_transform(frame)).to(self._device)
+            X_train = fit_tabular_encoding(self, frame, seed, self._device)
         else:  # the pretrainer's tabular encoding: categories, clipping and numeric transform
             self._tabular_encoding = copy.deepcopy(pretrainer._tabular_encoding)
             X_train = self._encode_frame(frame)
@@ -674,11 +671,7 @@ class BaseSparseTabNet(*((CallbackSupportMixin,) if CallbackSupportMixin is not 
                     "data with the same categories.",
                     UserWarning,
                 )
-        names = feature_names(self)
-        self.categories_ = {
-            str(names[j]): np.asarray(categories, dtype=object)
-            for j, categories in self._tabular_encoding.categories_.items()
-        }
+        record_categories(self)
         return X_train
 
     def _build_network(self, frame, X_train, kind, pretrainer, seed, n_efficient_members):
@@ -687,32 +680,17 @@ class BaseSparseTabNet(*((CallbackSupportMixin,) if CallbackSupportMixin is not 
         The bin edges of a piecewise linear encoding are fitted here, on the training rows, once:
         a continued fit keeps them. A fine-tuned model takes the pretrainer's (with its weights).
         """
-        widths = embedding_dims(self.cat_emb_dim, frame.columns, self._tabular_encoding.is_categorical_)
-        self._attention_groups = attention_groups(self.grouped_features, frame.columns)
-        if pretrainer is None:
-            edges = fit_bin_edges(self, X_train, self._tabular_encoding)
-            bin_counts = None if edges is None else [0 if column is None else len(column) - 1 for column in edges]
-            with_value = True
-        else:
-            edges, bin_counts = None, pretrainer._network_config.get("bin_counts")
-            # The pretrained encoder's layout; pretrainers fitted before the option have bins only.
-            with_value = pretrainer._network_config.get("piecewise_linear_with_value", False)
-        self._network_config = network_config(
+        self._network_config, edges = network_layout(
             self,
-            self._tabular_encoding,
-            widths,
-            self._attention_groups,
+            frame,
+            X_train,
             kind.output_dim,
-            bin_counts,
             virtual_batch_size=self.virtual_batch_size_,
+            pretrained_config=None if pretrainer is None else pretrainer._network_config,
             n_efficient_members=n_efficient_members,
-            piecewise_linear_with_value=with_value,
         )
-        # The fit's own generator: the initial weights do not depend on what other threads draw meanwhile
-        # (the global generator is shared), and equal those of torch.manual_seed(seed) bit for bit.
-        self.network_ = TabNet(**self._network_config, generator=torch.Generator().manual_seed(seed))
-        if edges is not None and self.network_.embedding.numerical_embedding is not None:
-            self.network_.embedding.set_bin_edges(edges)
+        self._attention_groups = self._network_config["attention_groups"]
+        self.network_ = build_tabnet(self._network_config, torch.Generator().manual_seed(seed), edges)
         if pretrainer is not None:
             encoder_state = pretrainer.network_.encoder.state_dict()
             self.network_.load_state_dict(

@@ -4,8 +4,9 @@ Each hyperparameter is written here once: its default, its constraint (scikit-le
 ``_parameter_constraints`` vocabulary), its role and the estimators that take it. The constraint
 dicts, the groups of names that warm starts and pretrained encoders compare, the keyword arguments
 of :class:`~sparsetab.network.TabNet` and the :class:`~sparsetab._training.loop.TrainingConfig` are
-generated from it, and the early-stopping rule and the validation split that serve all three
-estimators live beside it.
+generated from it, and the rules behind its ``"auto"`` values (early stopping, the refit on all
+rows, batch sizes, efficient members) live beside it. The steps of a fit that use them are in
+:mod:`sparsetab._recipe`.
 
 Roles:
 
@@ -23,12 +24,11 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 import torch
-from sklearn.model_selection import train_test_split
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from ._training.loop import LEARNING_RATE_SCHEDULES, TrainingConfig
 from ._training.regression_losses import REGRESSION_LOSSES
-from .network import ENTMAX_MODES, NUMERICAL_EMBEDDINGS, STEP_GATES, quantile_bin_edges
+from .network import ENTMAX_MODES, NUMERICAL_EMBEDDINGS, STEP_GATES
 
 __all__ = [
     "AUTO_BATCH_MAX",
@@ -47,7 +47,6 @@ __all__ = [
     "PRETRAINED_PARAMETERS",
     "Parameter",
     "constant_groups",
-    "fit_bin_edges",
     "network_config",
     "parameter_constraints",
     "resolve_batch_sizes",
@@ -55,7 +54,6 @@ __all__ = [
     "resolve_early_stopping",
     "resolve_efficient_members",
     "same_value",
-    "split_validation",
     "store_parameters",
     "training_config",
 ]
@@ -376,37 +374,6 @@ def same_value(before, now):
         return False
 
 
-def fit_bin_edges(estimator, X_train, tabular_encoding):
-    """The quantile bin edges of each column for ``numerical_embedding="piecewise_linear"``.
-
-    Parameters
-    ----------
-    estimator : sklearn.base.BaseEstimator
-        Supplies ``numerical_embedding`` and ``n_bins``.
-    X_train : torch.Tensor of shape (n_rows, n_features), float32
-        The encoded training rows (standardised numeric columns, NaN where missing).
-    tabular_encoding : TabularEncoding
-        The fitted tabular encoding (which columns are categorical).
-
-    Returns
-    -------
-    list of (torch.Tensor or None) or None
-        None unless ``numerical_embedding="piecewise_linear"``; else, per input column, the
-        edges of :func:`~sparsetab.network.quantile_bin_edges` or None (a categorical column,
-        or a numeric column with at most ``n_bins`` distinct training values).
-    """
-    if estimator.numerical_embedding != "piecewise_linear":
-        return None
-    numeric = np.flatnonzero(~tabular_encoding.is_categorical_)
-    edges = [None] * X_train.shape[1]
-    if numeric.size:
-        columns = X_train[:, torch.from_numpy(numeric).to(X_train.device)]
-        numeric_edges = quantile_bin_edges(columns, int(estimator.n_bins))
-        for j, column_edges in zip(numeric.tolist(), numeric_edges):
-            edges[j] = column_edges
-    return edges
-
-
 def network_config(
     estimator,
     tabular_encoding,
@@ -435,7 +402,7 @@ def network_config(
         Width of the head.
     bin_counts : list of int or None, default=None
         For ``numerical_embedding="piecewise_linear"``: the number of bins of each column (0
-        for a column kept scalar), from the edges of :func:`fit_bin_edges`.
+        for a column kept scalar), from the edges of :func:`~sparsetab._recipe.fit_bin_edges`.
     virtual_batch_size : int
         The resolved virtual batch size (see :func:`resolve_batch_sizes`), which replaces the
         parameter (that may be ``"auto"``).
@@ -684,49 +651,6 @@ def resolve_efficient_members(n_efficient_members, n_samples):
         in_band = AUTO_SELECTION_MIN_ROWS <= n_samples <= AUTO_EARLY_STOPPING_MIN_ROWS
         return AUTO_EFFICIENT_MEMBERS if in_band else 1
     return int(n_efficient_members)
-
-
-def split_validation(n_samples, validation_fraction, seed, stratify=None):
-    """Hold out ``validation_fraction`` of the rows for early stopping.
-
-    Parameters
-    ----------
-    n_samples : int
-        Rows to split.
-    validation_fraction : float
-        Share held out, in (0, 1).
-    seed : int
-        Seed of the split.
-    stratify : numpy.ndarray of shape (n_samples,) or None, default=None
-        Class codes to stratify on; ignored when a class has fewer than two rows or there are
-        fewer validation (or training) rows than classes.
-
-    Returns
-    -------
-    train_index : numpy.ndarray of shape (n_train,), int
-        Positions of the training rows.
-    validation_index : numpy.ndarray of shape (n_validation,), int
-        Positions of the held-out rows.
-
-    Raises
-    ------
-    ValueError
-        If the rows cannot be split (too few for ``validation_fraction``).
-    """
-    if stratify is not None:
-        _, counts = np.unique(stratify, return_counts=True)
-        n_validation = int(np.ceil(validation_fraction * n_samples))
-        if counts.min() < 2 or n_validation < len(counts) or n_samples - n_validation < len(counts):
-            stratify = None
-    try:
-        return train_test_split(
-            np.arange(n_samples), test_size=validation_fraction, random_state=seed, stratify=stratify
-        )
-    except ValueError as error:
-        raise ValueError(
-            f"Cannot hold out validation_fraction={validation_fraction} of {n_samples} rows for early "
-            "stopping; use more data, another validation_fraction, or early_stopping=False."
-        ) from error
 
 
 def store_parameters(estimator, arguments):

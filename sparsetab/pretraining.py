@@ -5,7 +5,6 @@ import secrets
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin, _fit_context
-from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
 from ._inference import INFERENCE_BATCH_ROWS, check_finite, encoded_batches, forward_in_batches
@@ -13,22 +12,27 @@ from ._params import (
     DEFAULTS,
     LEGACY_VALUES,
     PRETRAINED_PARAMETERS,
-    fit_bin_edges,
-    network_config,
     parameter_constraints,
     resolve_batch_sizes,
     resolve_early_stopping,
-    split_validation,
     store_parameters,
     training_config,
 )
 from ._persistence.compat import pickled_state, restore_torch_state, unpickled_state
-from ._progress import CallbackSupportMixin, EpochPrinter, epoch_tasks, training_observer
+from ._progress import CallbackSupportMixin, epoch_tasks, training_observer
+from ._recipe import (
+    build_tabnet,
+    epoch_printer,
+    fit_seed,
+    fit_tabular_encoding,
+    network_layout,
+    record_categories,
+    split_validation,
+)
 from ._runtime import resolve_device, torch_threads, trains_whatever_the_autograd_mode
-from ._tabular.columns import attention_groups, embedding_dims
-from ._tabular.encoding import TabularEncoding, feature_names, validate_frame
+from ._tabular.encoding import validate_frame
 from ._training.loop import train_network
-from .network import PretrainingNetwork, TabNet
+from .network import PretrainingNetwork
 
 __all__ = ["SparseTabNetPretrainer", "ENCODER_PARAMETERS"]
 
@@ -363,14 +367,9 @@ class SparseTabNetPretrainer(
                 raise ValueError(
                     f"Pretraining needs at least 2 rows for batch normalisation; got n_samples={frame.shape[0]}."
                 )
-            seed = int(check_random_state(self.random_state).randint(np.iinfo(np.int32).max))
-            self._tabular_encoding = TabularEncoding(
-                self.categorical_features, numerical_transform=self.numerical_transform, random_state=seed
-            )
-            encoded = torch.from_numpy(self._tabular_encoding.fit_transform(frame)).to(device)
-            names = feature_names(self)
-            categories = self._tabular_encoding.categories_.items()
-            self.categories_ = {str(names[j]): np.asarray(values, dtype=object) for j, values in categories}
+            _, seed = fit_seed(self.random_state)
+            encoded = fit_tabular_encoding(self, frame, seed, device)
+            record_categories(self)
             validation = None
             if resolve_early_stopping(self.early_stopping, frame.shape[0], has_validation_data=False):
                 train_rows, validation_rows = split_validation(frame.shape[0], self.validation_fraction, seed)
@@ -382,28 +381,18 @@ class SparseTabNetPretrainer(
                         f"validation_fraction={self.validation_fraction} of {frame.shape[0]} rows leaves "
                         f"{encoded.shape[0]}. Use more rows, a smaller validation_fraction or early_stopping=False."
                     )
-            widths = embedding_dims(self.cat_emb_dim, frame.columns, self._tabular_encoding.is_categorical_)
-            groups = attention_groups(self.grouped_features, frame.columns)
             n_train = encoded.shape[0]
             self.batch_size_, self.virtual_batch_size_ = resolve_batch_sizes(
                 self.batch_size, self.virtual_batch_size, n_train
             )
             # The bin edges of a piecewise linear encoding are quantiles of the training rows only.
-            edges = fit_bin_edges(self, encoded, self._tabular_encoding)
-            bin_counts = None if edges is None else [0 if column is None else len(column) - 1 for column in edges]
-            self._network_config = network_config(
-                self,
-                self._tabular_encoding,
-                widths,
-                groups,
-                output_dim=1,
-                bin_counts=bin_counts,
-                virtual_batch_size=self.virtual_batch_size_,
+            self._network_config, edges = network_layout(
+                self, frame, encoded, 1, virtual_batch_size=self.virtual_batch_size_
             )
-            # The fit's own generator for the initial weights (see the supervised estimators' fit).
+            # The fit's own generator for the initial weights, continued by the decoder's.
             generator = torch.Generator().manual_seed(seed)
             network = PretrainingNetwork(
-                TabNet(**self._network_config, generator=generator),
+                build_tabnet(self._network_config, generator, edges),
                 n_shared_decoder=self.n_shared_decoder,
                 n_independent_decoder=self.n_independent_decoder,
                 pretraining_ratio=self.pretraining_ratio,
@@ -411,13 +400,9 @@ class SparseTabNetPretrainer(
                 momentum=self.momentum,
                 generator=generator,
             )
-            if edges is not None and network.encoder.embedding.numerical_embedding is not None:
-                network.encoder.embedding.set_bin_edges(edges)
             network.to(device)
             network.training_generator = torch.Generator().manual_seed(seed + 1)
-            printer = None
-            if self.verbose:
-                printer = EpochPrinter(self.verbose, "loss", negate=True, early_stopping=validation is not None)
+            printer = epoch_printer(self, "loss", early_stopping=validation is not None)
             # The pretrainer is not usable before its fit ends: callbacks get no fitted copy per epoch.
             tasks = epoch_tasks(self, X, None, None, self.max_epochs, fitted_copies=False)
             history = train_network(

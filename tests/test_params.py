@@ -20,7 +20,6 @@ from sparsetab._params import (
     resolve_early_stopping,
     resolve_epoch_refit,
     same_value,
-    split_validation,
     training_config,
 )
 from sparsetab._tabular.encoding import TabularEncoding
@@ -204,22 +203,6 @@ def test_epoch_refit_rule(early_stopping, n_samples, has_validation, expected):
     assert resolve_epoch_refit(early_stopping, n_samples, has_validation) is expected
     # The two rules never hold together: a fit either stops early, selects its best epoch, or neither.
     assert not (expected and resolve_early_stopping(early_stopping, n_samples, has_validation))
-
-
-def test_split_validation_sizes_stratification_and_errors():
-    train, validation = split_validation(100, 0.1, seed=0)
-    assert len(validation) == 10 and len(train) == 90
-    assert sorted(np.concatenate([train, validation]).tolist()) == list(range(100))
-    again = split_validation(100, 0.1, seed=0)
-    np.testing.assert_array_equal(again[1], validation)
-    labels = np.repeat([0, 1], [80, 20])
-    _, stratified = split_validation(100, 0.1, seed=0, stratify=labels)
-    assert np.bincount(labels[stratified]).tolist() == [8, 2]
-    # A class with one row cannot be stratified: the split falls back to a plain one.
-    _, plain = split_validation(10, 0.3, seed=0, stratify=np.array([0] * 9 + [1]))
-    assert len(plain) == 3
-    with pytest.raises(ValueError, match=r"validation_fraction=0.1 of 1 rows"):
-        split_validation(1, 0.1, seed=0)
 
 
 def test_same_value():
