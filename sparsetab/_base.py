@@ -88,7 +88,9 @@ class _FitCall:
     """What one call of ``fit`` / ``partial_fit`` trains on, filled in stage by stage (``_fit_prepared``).
 
     ``frame``, ``targets`` and ``weights`` are the training rows after the zero-weight drop and the
-    hold-out; the ``*_val`` fields the validation rows (None without early stopping or ``X_val``);
+    hold-out; ``rows_kept`` the positions in the given rows of those left after the zero-weight drop
+    (before the hold-out); the ``*_val`` fields the validation rows (None without early stopping or
+    ``X_val``);
     ``chosen_epochs`` and ``stopped_by`` collect, member by member, the epoch count early stopping
     chose and why a member stopped early.
     """
@@ -112,6 +114,7 @@ class _FitCall:
     targets_val: object = None
     weights_val: object = None
     y_val_raw: object = None
+    rows_kept: object = None
     n_efficient_members: int = 1
     X_train: object = None
     y_train: object = None
@@ -438,6 +441,7 @@ class BaseSparseTabNet(*((CallbackSupportMixin,) if CallbackSupportMixin is not 
             raise ValueError("sample_weight is zero for every row; at least one positive weight is required.")
         if keep.size < frame.shape[0]:
             frame, targets, weights = frame.iloc[keep], targets[keep], weights[keep]
+        call.rows_kept = keep  # positions in the given rows, so held-out rows index y itself
         # A scorer gets weights only when the user gave some, so a plain scorer(est, X, y) works.
         call.weights_given = sample_weight is not None or sample_weight_val is not None or class_weights is not None
         call.frame, call.targets, call.weights = frame, targets, weights
@@ -486,7 +490,8 @@ class BaseSparseTabNet(*((CallbackSupportMixin,) if CallbackSupportMixin is not 
                 weights[val_index],
             )
             call.frame, call.targets, call.weights = frame.iloc[train_index], targets[train_index], weights[train_index]
-            call.y_val_raw = kind.decode(call.targets_val)
+            # The scorer's labels are the user's own rows of y, not the encoded labels decoded back.
+            call.y_val_raw = _safe_indexing(call.given_rows[1], call.rows_kept[val_index])
         elif X_val is not None:
             check_consistent_length(X_val, y_val, sample_weight_val)
             call.frame_val = X_val

@@ -6,6 +6,7 @@ import re
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 from sklearn.exceptions import ConvergenceWarning
@@ -636,3 +637,24 @@ def test_a_scorer_reads_the_validation_rows_validated_and_encoded_once(fast_para
     rows = X[120:] if validation == "X_val" else None
     if rows is not None:  # after fit, predict validates again and gives the restored epoch's score
         assert np.mean(model.predict(rows) == y[120:]) == pytest.approx(model.best_validation_score_)
+
+
+def test_a_scorer_gets_the_users_own_rows_of_y_for_the_held_out_rows(fast_params):
+    # Issue 35: the held-out rows are taken by index from the y the user gave (a Series of strings,
+    # with a zero-weight row dropped first), not encoded, split and decoded back.
+    X, y_codes = _data(161)
+    y = pd.Series(np.where(y_codes == 1, "yes", "no"), index=np.arange(1000, 1161), name="answer")
+    weights = np.ones(161)
+    weights[5] = 0.0
+    seen = []
+
+    def scorer(estimator, X_score, y_score, sample_weight=None):
+        seen.append(y_score)
+        return float(np.mean(estimator.predict(X_score) == np.asarray(y_score)))
+
+    model = SparseTabNetClassifier(max_epochs=2, early_stopping=True, scoring=scorer, **fast_params)
+    _quiet_fit(model, X, y, sample_weight=weights)
+    held_out = seen[0]
+    assert isinstance(held_out, pd.Series) and held_out.name == "answer" and len(held_out) == 16
+    assert 1005 not in held_out.index  # the zero-weight row is not scored
+    pd.testing.assert_series_equal(held_out, y.loc[held_out.index])
