@@ -11,7 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import HealthCheck, example, given, settings
-from schema_strategies import cases, check_case
+
+from tests.schema_strategies import cases, check_case
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
