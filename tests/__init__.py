@@ -1,1 +1,1 @@
-"""The test suite of sparsetab: a package, so that its modules are named by their folder (tests.network.test_ensemble)."""
+"""The test suite: a package, so that pytest names each module by its folder (tests.network.test_ensemble)."""
