@@ -1,6 +1,6 @@
 """Tests of sparsetab._runtime: torch threads, devices, and pickling of torch state.
 
-tests/test_estimators_fitting.py covers these through the estimators (n_jobs in fit and predict,
+tests/estimators/test_fitting.py covers these through the estimators (n_jobs in fit and predict,
 a KeyError inside ``torch_threads``, the devices 'cuda', 'cuda:1', 'nowhere' and 'meta' at fit, and
 an estimator unpickled with ``device_available`` patched); here the functions and the mixin are
 called directly, on the paths those tests do not take.

@@ -1,7 +1,7 @@
 """The schema fuzzer: random DataFrames through fit, predict_proba and explain (tests/schema_strategies.py).
 
 About 30 fixed examples here (derandomized, so every run tries the same ones); the random exploration is
-``python benchmarks/fuzz.py --examples 2000`` (benchmarks/results/fuzz.md), and each failure it finds
+``python -m benchmarks.fuzz --examples 2000`` (benchmarks/results/fuzz.md), and each failure it finds
 becomes an ``@example`` below.
 """
 
