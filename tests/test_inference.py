@@ -1,3 +1,7 @@
+"""Inference on a fitted estimator (sparsetab._inference): finite outputs, explain() (its contract, groups, step
+gates, members) and the batched forward passes of explain and predict.
+"""
+
 import warnings
 
 import numpy as np

@@ -257,7 +257,6 @@ def test_each_documented_default_is_the_table_default(kind):
             assert text == repr(value), name
 
 
-@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 @pytest.mark.parametrize(
     "params, message",
     [
@@ -273,7 +272,6 @@ def test_invalid_parameters_name_the_argument(params, message, make_people_frame
         SparseTabNetClassifier(**params).fit(X, y)
 
 
-@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 @pytest.mark.parametrize("name", ["batch_size", "virtual_batch_size"])
 @pytest.mark.parametrize("estimator", [SparseTabNetClassifier, SparseTabNetRegressor, SparseTabNetPretrainer])
 def test_batches_of_one_row_are_refused(estimator, name, make_people_frame):

@@ -1,4 +1,6 @@
-"""Predict-time input checks: each bad input gets its documented behaviour and a message naming what was expected."""
+"""Input checks, at predict time and at fit (test_input_errors): each bad input gets its documented behaviour and
+a message naming what was expected.
+"""
 
 import warnings
 
