@@ -4,9 +4,10 @@ The strategy and the contract are those of the suite's fuzz test (tests/schema_s
 succeeds or raises a ValueError/TypeError naming a column; ``predict_proba`` is finite with rows
 summing to 1; the masks of ``explain`` are finite and sum to 1; no input is modified. Here hypothesis
 explores at random (no shrinking, no example database), and every failure is recorded instead of
-stopping the run, with the frame that caused it, so that it can become an ``@example`` of the suite::
+stopping the run, with the frame that caused it, so that it can become an ``@example`` of the suite. From the
+repository root (the strategy is imported from the ``tests`` package)::
 
-    python benchmarks/fuzz.py --examples 2000 [--seed 0] [--output benchmarks/results/fuzz.md]
+    python -m benchmarks.fuzz --examples 2000 [--seed 0] [--output benchmarks/results/fuzz.md]
 """
 
 import argparse
@@ -22,8 +23,7 @@ import warnings
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hypothesis_seed
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "tests"))
-from schema_strategies import cases, check_case  # noqa: E402
+from tests.schema_strategies import cases, check_case
 
 
 def run(n_examples, seed):
@@ -64,7 +64,7 @@ def main():
     started = time.perf_counter()
     outcomes, failures, kinds = run(args.examples, args.seed)
     lines = [
-        f"# Schema fuzzer: `python benchmarks/fuzz.py --examples {args.examples} --seed {args.seed}`",
+        f"# Schema fuzzer: `python -m benchmarks.fuzz --examples {args.examples} --seed {args.seed}`",
         "",
         f"{platform.processor() or platform.machine()}, Python {platform.python_version()}; "
         f"wall time {time.perf_counter() - started:.0f} s.",

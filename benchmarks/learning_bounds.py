@@ -6,47 +6,34 @@ the result. A different random_state moves the trajectory at least as much, so t
 stands in for the spread over machines: each test's bound should sit several standard deviations from
 the mean over seeds, on the side away from it, and still far from chance.
 
-The fits are the tests' own: this script loads tests/conftest.py (the shared configurations) and the
-test modules by path and calls the functions their tests call (learn_multioutput, learn_pretrainer, ...)
-with other seeds. scikit-learn's check_classifiers_train / check_regressors_train are rebuilt from
-scikit-learn's own data with the estimators of tests/test_estimator_checks.py.
+The fits are the tests' own: this script imports tests/conftest.py (the shared configurations) and the
+test modules from the ``tests`` package and calls the functions their tests call (learn_multioutput,
+learn_pretrainer, ...) with other seeds. scikit-learn's check_classifiers_train / check_regressors_train are
+rebuilt from scikit-learn's own data with the estimators of tests/estimators/test_estimator_checks.py.
+From the repository root::
 
-    OMP_NUM_THREADS=1 python benchmarks/learning_bounds.py --seeds 30 > benchmarks/results/learning_bounds.md
+    OMP_NUM_THREADS=1 python -m benchmarks.learning_bounds --seeds 30 > benchmarks/results/learning_bounds.md
 
 One torch thread, one process; about 10 minutes for 30 seeds on one core.
 """
 
 import argparse
-import importlib.util
 import sys
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 import torch
 
-ROOT = Path(__file__).resolve().parents[1]
-TESTS = ROOT / "tests"
+from tests import conftest
+from tests import test_pretraining as pretraining
+from tests.estimators import test_estimator_checks as estimator_checks
+from tests.estimators import test_learning as learning
+from tests.estimators import test_missing as missing
+from tests.estimators import test_targets as targets
+from tests.network import test_pretraining as pretraining_network
 
-
-def _load(path):
-    name = "learning_bounds_" + "_".join(path.relative_to(TESTS).with_suffix("").parts)
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-conftest = _load(TESTS / "conftest.py")
 FAST = conftest.FAST_PARAMS
-estimators = _load(TESTS / "test_estimators.py")
-targets = _load(TESTS / "test_estimators_targets.py")
-missing = _load(TESTS / "test_estimators_missing.py")
-pretraining = _load(TESTS / "test_pretraining.py")
-pretraining_network = _load(TESTS / "network" / "test_pretraining_network.py")
-estimator_checks = _load(TESTS / "test_estimator_checks.py")
 
 
 def _shifted_target(seed):
@@ -88,49 +75,49 @@ def _scikit_learn_training_checks(seed):
 # (test, configuration, metrics of one seed, {metric: (comparison, bound)})
 CASES = [
     (
-        "test_estimators_targets.py::test_multilabel_indicator_learns_with_one_sigmoid_per_label",
+        "estimators/test_targets.py::test_multilabel_indicator_learns_with_one_sigmoid_per_label",
         "400 rows, 30 epochs, lr 0.05",
         lambda seed: targets.learn_multilabel(FAST, seed)[3],
         {"accuracy of the worst label": (">", 0.8)},
     ),
     (
-        "test_estimators_targets.py::test_multioutput_learns_one_softmax_per_column",
+        "estimators/test_targets.py::test_multioutput_learns_one_softmax_per_column",
         "400 rows, 30 epochs, lr 0.05",
         lambda seed: targets.learn_multioutput(FAST, seed)[3],
         {"accuracy, column sign": (">", 0.9), "accuracy, column band": (">", 0.75)},
     ),
     (
-        "test_estimators.py::test_tiny_data_set_learns",
+        "estimators/test_learning.py::test_tiny_data_set_learns",
         "50 rows, 150 one-step epochs, lr 0.05",
-        lambda seed: estimators.learn_tiny_data_set(seed)[3],
+        lambda seed: learning.learn_tiny_data_set(seed)[3],
         {"loss last / first": ("<", 0.5), "accuracy": (">=", 0.9)},
     ),
     (
-        "test_estimators.py::test_dataframe_with_string_columns_and_string_labels",
+        "estimators/test_learning.py::test_dataframe_with_string_columns_and_string_labels",
         "400 rows, up to 60 epochs",
-        lambda seed: estimators.learn_string_columns(FAST, conftest.people_frame, seed)[3],
+        lambda seed: learning.learn_string_columns(FAST, conftest.people_frame, seed)[3],
         {"accuracy": (">", 0.85)},
     ),
     (
-        "test_estimators.py::test_regressor_1d_and_2d_targets",
+        "estimators/test_learning.py::test_regressor_1d_and_2d_targets",
         "300 rows, up to 80 epochs",
-        lambda seed: estimators.learn_regression(FAST, seed)[3],
+        lambda seed: learning.learn_regression(FAST, seed)[3],
         {"R^2, 1-D y": (">", 0.8), "R^2, 2 columns": (">", 0.7)},
     ),
     (
-        "test_estimators.py::test_small_categorical_data_predicts_what_it_learned",
+        "estimators/test_learning.py::test_small_categorical_data_predicts_what_it_learned",
         "40 rows, batch 8, up to 20 epochs",
-        lambda seed: estimators.learn_small_categorical(seed)[3],
+        lambda seed: learning.learn_small_categorical(seed)[3],
         {"accuracy": (">=", 0.95)},
     ),
     (
-        "test_estimators.py::test_regressor_offset_and_scaled_target_trains_like_centred_one",
+        "estimators/test_learning.py::test_regressor_offset_and_scaled_target_trains_like_centred_one",
         "300 rows, up to 40 epochs, twice",
         _shifted_target,
         {"largest difference / sd(y)": ("<", 1e-2)},
     ),
     (
-        "test_estimators_missing.py::test_missingness_is_learned_and_charged_to_its_column",
+        "estimators/test_missing.py::test_missingness_is_learned_and_charged_to_its_column",
         "400 rows, up to 40 epochs, lr 0.05; 200 test rows",
         lambda seed: missing.learn_missingness(FAST, seed)[3],
         {
@@ -156,13 +143,13 @@ CASES = [
         {"largest epoch loss": ("<", 1000), "reconstruction score": ("<", 1000)},
     ),
     (
-        "network/test_pretraining_network.py::test_training_lowers_the_reconstruction_loss_and_every_parameter_learns",
+        "network/test_pretraining.py::test_training_lowers_the_reconstruction_loss_and_every_parameter_learns",
         "128 rows, 150 Adam steps",
         lambda seed: {"loss after / before": pretraining_network.train_reconstruction(seed)[1]},
         {"loss after / before": ("<", 0.5)},
     ),
     (
-        "test_estimator_checks.py::test_scikit_learn_estimator_checks (check_*_train)",
+        "estimators/test_estimator_checks.py::test_scikit_learn_estimator_checks (check_*_train)",
         "scikit-learn's data, 30 epochs",
         _scikit_learn_training_checks,
         {"accuracy, 2 blobs": (">", 0.83), "accuracy, 3 blobs": (">", 0.83), "R^2, regression data": (">", 0.5)},
@@ -201,8 +188,8 @@ def main():
     print(f"# Learning-test bounds over {arguments.seeds} seeds\n")
     print(
         f"random_state 0 to {arguments.seeds - 1} (0 is the tests' own), one torch thread, torch "
-        f"{torch.__version__}. Written by `benchmarks/learning_bounds.py --seeds {arguments.seeds}`. A seed stands in "
-        "for a CPU: both move the float trajectory of a fit. Distance: |mean - bound| / sd.\n"
+        f"{torch.__version__}. Written by `python -m benchmarks.learning_bounds --seeds {arguments.seeds}`. A seed "
+        "stands in for a CPU: both move the float trajectory of a fit. Distance: |mean - bound| / sd.\n"
     )
     print("| test | config | metric | mean | sd | min | max | bound | distance (sd) |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")

@@ -1,7 +1,8 @@
 """Fixtures shared by every test: one torch thread, the fast estimator configurations and the data makers.
 
 The configurations and makers are plain module-level names as well, so that benchmarks/learning_bounds.py
-(which loads this file by path) measures the learning tests on exactly the data and settings they use.
+(which imports this module: ``from tests import conftest``) measures the learning tests on exactly the data
+and settings they use.
 The fixtures hand out read-only mappings: a test that changed a shared configuration would change the
 tests that run after it, in an order that pytest-randomly draws anew on every run.
 """

@@ -8,7 +8,6 @@ commit 332a328). The answers are compared with a float32 tolerance: on
 another CPU the same weights may round differently.
 """
 
-import importlib.util
 import pickle
 from pathlib import Path
 
@@ -16,11 +15,9 @@ import numpy as np
 import pytest
 
 from sparsetab import SparseTabNetClassifier, SparseTabNetPretrainer, SparseTabNetRegressor, load_model
+from tests.data import make_reference_models as _maker
 
 DATA = Path(__file__).parent / "data"
-_spec = importlib.util.spec_from_file_location("make_reference_models", DATA / "make_reference_models.py")
-_maker = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_maker)
 X = _maker.reference_frame()
 REFERENCE = np.load(DATA / "reference_outputs.npz")
 # The reference outputs were computed on one CPU; float32 kernels differ between CPU types (AVX2 against

@@ -1,12 +1,17 @@
+"""Inference on a fitted estimator (sparsetab._inference): finite outputs, explain() (its contract, groups, step
+gates, members) and the batched forward passes of explain and predict.
+"""
+
 import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
 import torch
+from sklearn.datasets import make_classification
 from sklearn.exceptions import ConvergenceWarning
 
-from sparsetab import SparseTabNetRegressor
+from sparsetab import SparseTabNetClassifier, SparseTabNetRegressor
 from sparsetab._inference import check_finite, encoded_batches
 from sparsetab.network import ensemble_members
 
@@ -153,3 +158,68 @@ def test_an_ensemble_averages_its_members_step_gates(fast_params):
     explanation = model.explain(X[:10], per_member=True)
     assert explanation.member_step_gates.shape == (2, 10, 3)
     np.testing.assert_allclose(explanation.step_gates, explanation.member_step_gates.mean(axis=0), rtol=1e-6)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_explain_contract(fast_params, make_people_frame):
+    X, y = make_people_frame(300)
+    model = SparseTabNetClassifier(max_epochs=20, **fast_params).fit(X, y)
+    explanation = model.explain(X.iloc[:25])
+    assert explanation.step_masks.shape == (25, 2, 4)
+    np.testing.assert_allclose(explanation.step_masks.sum(axis=2), 1.0, atol=1e-5)
+    assert explanation.importances.shape == (25, 4)
+    sums = explanation.importances.sum(axis=1)
+    assert np.all(np.isclose(sums, 1.0, atol=1e-5) | (sums == 0))
+    assert not np.isnan(explanation.importances).any()
+    assert explanation.step_importance.shape == (25, 2)
+    assert (explanation.step_importance >= 0).all()
+    assert explanation.feature_names.tolist() == ["city", "age", "noise", "member"]
+    # M_agg recomputed by hand from the two other outputs.
+    eta = explanation.step_importance
+    used = eta.sum(axis=1) > 0
+    expected = np.einsum("ns,nsf->nf", eta[used], explanation.step_masks[used]) / eta[used].sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(explanation.importances[used], expected, rtol=1e-5)
+    np.testing.assert_array_equal(explanation.importances[~used], 0.0)
+    assert model.feature_importances_.shape == (4,)
+    assert model.feature_importances_.sum() == pytest.approx(1.0)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_explain_rows_with_zero_decision_get_zeros(monkeypatch, fast_params, make_people_frame):
+    X, y = make_people_frame(100)
+    model = SparseTabNetClassifier(max_epochs=2, **fast_params).fit(X, y)
+    for transformer in model.network_.step_transformers:  # make every step's ReLU(d) = 0
+        original = transformer.forward
+        monkeypatch.setattr(transformer, "forward", lambda x, original=original: -original(x).abs())
+    explanation = model.explain(X.iloc[:5])
+    np.testing.assert_array_equal(explanation.importances, 0.0)
+    np.testing.assert_array_equal(explanation.step_importance, 0.0)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_numpy_input_has_generic_feature_names(fast_params):
+    X, y = make_classification(120, 5, random_state=0)
+    model = SparseTabNetClassifier(max_epochs=3, **fast_params).fit(X, y)
+    assert not hasattr(model, "feature_names_in_")
+    assert model.explain(X[:3]).feature_names.tolist() == ["x0", "x1", "x2", "x3", "x4"]
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_explain_and_predict_are_batched_with_identical_results(monkeypatch, fast_params, make_people_frame):
+    import sparsetab._inference
+
+    X, y = make_people_frame(150)
+    model = SparseTabNetClassifier(max_epochs=2, cat_emb_dim=2, grouped_features=[["age", "noise"]], **fast_params).fit(
+        X, y
+    )
+    whole = model.explain(X)
+    proba = model.predict_proba(X)
+    calls = []
+    original = model.network_.encode_steps  # what explain runs on each batch
+    monkeypatch.setattr(sparsetab._inference, "INFERENCE_BATCH_ROWS", 40)
+    monkeypatch.setattr(model.network_, "encode_steps", lambda x, *rest: calls.append(len(x)) or original(x, *rest))
+    batched = model.explain(X)
+    assert calls == [40, 40, 40, 30]
+    for key in ("step_masks", "importances", "step_importance"):
+        np.testing.assert_allclose(batched[key], whole[key], rtol=1e-5, atol=1e-6)  # float32 order, as below
+    np.testing.assert_allclose(model.predict_proba(X), proba, atol=1e-6)  # float32 matmul order differs by batch

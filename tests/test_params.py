@@ -232,3 +232,29 @@ def test_each_documented_default_is_the_table_default(kind):
             assert float(text) == value, name
         else:
             assert text == repr(value), name
+
+
+@pytest.mark.parametrize(
+    "params, message",
+    [
+        ({"n_steps": 0}, "'n_steps' parameter"),
+        ({"entmax_mode": "softmax"}, "'entmax_mode' parameter"),
+        ({"entmax_alpha": 3.0}, "'entmax_alpha' parameter"),
+        ({"early_stopping": "sometimes"}, "'early_stopping' parameter"),
+    ],
+)
+def test_invalid_parameters_name_the_argument(params, message, make_people_frame):
+    X, y = make_people_frame(50)
+    with pytest.raises(ValueError, match=message):
+        SparseTabNetClassifier(**params).fit(X, y)
+
+
+@pytest.mark.parametrize("name", ["batch_size", "virtual_batch_size"])
+@pytest.mark.parametrize("estimator", [SparseTabNetClassifier, SparseTabNetRegressor, SparseTabNetPretrainer])
+def test_batches_of_one_row_are_refused(estimator, name, make_people_frame):
+    # Ghost batch norm over one row is undefined: each row would normalise to the bias, and every
+    # probability would come out 0 or 1.
+    X, y = make_people_frame(50)
+    accepted = r"an int in the range \[2, inf\) or a str among {'auto'}. Got 1 instead"
+    with pytest.raises(ValueError, match=rf"'{name}' parameter .* {accepted}"):
+        estimator(**{name: 1}).fit(X, y)

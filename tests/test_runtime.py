@@ -1,6 +1,6 @@
 """Tests of sparsetab._runtime: torch threads, devices and autograd modes.
 
-tests/test_estimators_fitting.py covers these through the estimators (n_jobs in fit and predict,
+tests/estimators/test_fitting.py covers these through the estimators (n_jobs in fit and predict,
 a KeyError inside ``torch_threads``, the devices 'cuda', 'cuda:1', 'nowhere' and 'meta' at fit, and
 an estimator unpickled with ``device_available`` patched); here the functions are
 called directly, on the paths those tests do not take (the pickling of torch state: tests/persistence/test_compat.py).

@@ -1,7 +1,7 @@
 """The schema fuzzer: random DataFrames through fit, predict_proba and explain (tests/schema_strategies.py).
 
 About 30 fixed examples here (derandomized, so every run tries the same ones); the random exploration is
-``python benchmarks/fuzz.py --examples 2000`` (benchmarks/results/fuzz.md), and each failure it finds
+``python -m benchmarks.fuzz --examples 2000`` (benchmarks/results/fuzz.md), and each failure it finds
 becomes an ``@example`` below.
 """
 
@@ -11,7 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import HealthCheck, example, given, settings
-from schema_strategies import cases, check_case
+
+from tests.schema_strategies import cases, check_case
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 

@@ -3,18 +3,19 @@
 
 A regressor saved as a model file and as a pickle, and a pickled pretrainer, each with
 ``numerical_embedding="piecewise_linear"`` and the bins-only layout, plus what they answered on
-the reference rows of ``make_reference_models.py``.
+the reference rows of ``make_reference_models.py``. From the repository root (``-P``, Python 3.11+, keeps the
+working directory's sparsetab from shadowing the earlier one; ``.`` finds the ``tests`` package)::
 
-    PYTHONPATH=<checkout before the change> python tests/data/make_piecewise_linear_models.py
+    PYTHONPATH=<checkout before the change>:. python -P -m tests.data.make_piecewise_linear_models
 """
 
 import pickle
 from pathlib import Path
 
 import numpy as np
-from make_reference_models import SMALL, reference_frame
 
 from sparsetab import SparseTabNetPretrainer, SparseTabNetRegressor
+from tests.data.make_reference_models import SMALL, reference_frame
 
 HERE = Path(__file__).parent
 PIECEWISE_LINEAR = dict(SMALL, numerical_embedding="piecewise_linear", n_bins=8)

@@ -4,7 +4,7 @@ The files pin what a user saved with an earlier sparsetab: a model file (``save_
 fitted classifier and regressor, a pickle of a fitted pretrainer, the rows they were asked about and what
 they answered. ``tests/test_compatibility.py`` loads each with today's code and compares.
 
-    python tests/data/make_reference_models.py
+    python -m tests.data.make_reference_models    # from the repository root
 """
 
 import pickle

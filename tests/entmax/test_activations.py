@@ -2,7 +2,6 @@ import math
 
 import pytest
 import torch
-from entmax_reference import SETTINGS, matrices, reference_entmax
 from hypothesis import given
 from hypothesis import strategies as st
 from torch.autograd import gradcheck, gradgradcheck
@@ -13,6 +12,7 @@ from sparsetab.entmax._threshold_kernels import (
     entmax_threshold_and_support,
     sparsemax_threshold_and_support,
 )
+from tests.entmax.entmax_reference import SETTINGS, matrices, reference_entmax
 
 # ---------------------------------------------------------------- hand-worked values
 

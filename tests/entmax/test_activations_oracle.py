@@ -6,12 +6,12 @@ tests are skipped when it is not installed.
 
 import pytest
 import torch
-from entmax_reference import SETTINGS, matrices
 from hypothesis import example, given
 from hypothesis import strategies as st
 from torch.testing import assert_close
 
 from sparsetab.entmax import entmax15, sparsemax
+from tests.entmax.entmax_reference import SETTINGS, matrices
 
 entmax = pytest.importorskip("entmax")
 

@@ -4,7 +4,6 @@ import math
 import entmax.losses as oracle
 import pytest
 import torch
-from entmax_reference import matrices, seeded
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch.autograd import gradcheck
@@ -24,6 +23,7 @@ from sparsetab.entmax.losses import (
     sparsemax_bisect_loss,
     sparsemax_loss,
 )
+from tests.entmax.entmax_reference import matrices, seeded
 
 F64 = torch.float64
 INF = float("inf")

@@ -3,8 +3,6 @@ import math
 import entmax
 import pytest
 import torch
-from entmax_reference import SETTINGS, matrices, reference_entmax, reference_entmax_qexp, seeded
-from host_reads import convergence_tests, counted_host_reads
 from hypothesis import given
 from hypothesis import strategies as st
 from torch.autograd import gradcheck, gradgradcheck
@@ -25,6 +23,8 @@ from sparsetab.entmax.root_finding import (
     budget_bisect,
     normmax_bisect,
 )
+from tests.entmax.entmax_reference import SETTINGS, matrices, reference_entmax, reference_entmax_qexp, seeded
+from tests.entmax.host_reads import convergence_tests, counted_host_reads
 
 PATHS = pytest.mark.parametrize("training", [True, False], ids=["train", "export"])
 

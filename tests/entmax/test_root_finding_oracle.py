@@ -8,7 +8,6 @@ is compared with torch.softmax. Everything is float64, tolerance 1e-6.
 import entmax
 import pytest
 import torch
-from entmax_reference import SETTINGS, seeded
 from hypothesis import given
 from hypothesis import strategies as st
 from torch.testing import assert_close
@@ -23,6 +22,7 @@ from sparsetab.entmax.root_finding import (
     normmax_bisect,
     sparsemax_bisect,
 )
+from tests.entmax.entmax_reference import SETTINGS, seeded
 
 TOL = dict(atol=1e-6, rtol=0)
 SHAPES_AND_DIMS = [((7,), 0), ((3, 5), -1), ((3, 5), 0), ((4, 3, 6), 1), ((2, 3, 4, 5), -1), ((2, 3, 4, 5), 2)]

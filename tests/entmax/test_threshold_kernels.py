@@ -5,8 +5,6 @@ from unittest import mock
 
 import pytest
 import torch
-from entmax_reference import SETTINGS, matrices
-from host_reads import convergence_tests, counted_host_reads
 from hypothesis import given
 from hypothesis import strategies as st
 from torch.autograd import gradcheck
@@ -22,6 +20,8 @@ from sparsetab.entmax._threshold_kernels import (
     sparsemax_sortfree,
     sparsemax_threshold_and_support,
 )
+from tests.entmax.entmax_reference import SETTINGS, matrices
+from tests.entmax.host_reads import convergence_tests, counted_host_reads
 
 F64 = torch.float64
 KS = [None, 1, 2, 3, 100]

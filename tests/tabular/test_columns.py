@@ -1,6 +1,6 @@
 """Tests of sparsetab._tabular.columns: column references of ``cat_emb_dim`` and ``grouped_features``.
 
-The estimator-level tests (tests/test_estimators.py) check that fit passes these errors on; here
+The estimator-level tests (tests/estimators/test_columns.py) check that fit passes these errors on; here
 the functions are called directly, for the accepted specs and for each error: its exact type and a
 message naming the argument and the bad value.
 """

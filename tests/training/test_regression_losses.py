@@ -6,7 +6,6 @@ Poisson means) on small tables; and the loss travelling with the model: ensemble
 pickles, exported programs, continued fits, the pretrainer, streaming and distributed fits.
 """
 
-import importlib.util
 import pickle
 import socket
 import warnings
@@ -34,13 +33,11 @@ from sparsetab._training.regression_losses import (
 )
 from sparsetab.distributed import fit as distributed_fit
 from sparsetab.streaming import fit as streamed_fit
+from tests.data import make_reference_models as _maker
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
 DATA = Path(__file__).parents[1] / "data"
-_spec = importlib.util.spec_from_file_location("make_reference_models", DATA / "make_reference_models.py")
-_maker = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_maker)
 # One step, one GLU layer per block, scalar numeric inputs: a fit of 1,500 rows and 20 epochs in about 0.5 s.
 # Every row trains and every epoch counts (no validation split, whatever the rule of early_stopping="auto").
 TINY = dict(

@@ -189,3 +189,12 @@ def test_fitted_model_on_memmap_matches_model_on_writeable_copy(tmp_path, small_
     on_copy = SparseTabNetClassifier(**small_params).fit(values.copy(), y)
     np.testing.assert_array_equal(on_memmap.predict_proba(X), on_copy.predict_proba(values))
     np.testing.assert_array_equal(on_memmap.loss_curve_, on_copy.loss_curve_)
+
+
+def test_fit_does_not_modify_input(fast_params, make_people_frame):
+    X, y = make_people_frame(100)
+    X_before, y_before = X.copy(deep=True), y.copy(deep=True)
+    model = SparseTabNetClassifier(max_epochs=2, **fast_params).fit(X, y)
+    model.explain(X)
+    pd.testing.assert_frame_equal(X, X_before)
+    pd.testing.assert_series_equal(y, y_before)

@@ -163,3 +163,15 @@ def test_fit_returns_self_so_calls_chain(one_step_params):
         SparseTabNetRegressor(max_epochs=2, **one_step_params).fit(X, y.astype(float)).score(X, y.astype(float))
     )
     assert np.isfinite(regression_score)
+
+
+def test_pipeline_grid_search_clone_and_pickle(fast_params):
+    X, y = make_classification(150, 4, random_state=0)
+    pipeline = make_pipeline(StandardScaler(), SparseTabNetClassifier(max_epochs=3, **fast_params))
+    search = GridSearchCV(pipeline, {"sparsetabnetclassifier__entmax_mode": ["sparsemax", "entmax15"]}, cv=2)
+    search.fit(X, y)
+    assert search.best_params_["sparsetabnetclassifier__entmax_mode"] in {"sparsemax", "entmax15"}
+    model = SparseTabNetClassifier(max_epochs=3, **fast_params).fit(X, y)
+    assert clone(model).get_params() == model.get_params()
+    restored = pickle.loads(pickle.dumps(model))
+    np.testing.assert_array_equal(restored.predict_proba(X), model.predict_proba(X))

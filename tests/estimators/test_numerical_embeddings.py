@@ -94,7 +94,7 @@ def test_no_embedding_builds_the_network_of_earlier_releases():
 
 @pytest.mark.parametrize("name", ["regressor.sparsetab", "regressor.pkl"])
 def test_models_saved_before_numerical_embeddings_load_with_the_legacy_values(name):
-    path = Path(__file__).parent / "data" / name
+    path = Path(__file__).parents[1] / "data" / name
     if name.endswith(".pkl"):
         with open(path, "rb") as file:
             model = pickle.load(file)

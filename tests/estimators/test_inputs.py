@@ -1,4 +1,6 @@
-"""Predict-time input checks: each bad input gets its documented behaviour and a message naming what was expected."""
+"""Input checks, at predict time and at fit (test_input_errors): each bad input gets its documented behaviour and
+a message naming what was expected.
+"""
 
 import warnings
 
@@ -8,6 +10,7 @@ import pytest
 import scipy.sparse
 import sklearn.exceptions
 import torch
+from sklearn.exceptions import NotFittedError
 
 import sparsetab._inference
 from sparsetab import SparseTabNetClassifier, SparseTabNetRegressor
@@ -281,3 +284,36 @@ def test_arrow_backed_columns_behave_like_their_pandas_counterparts(fast_params,
     np.testing.assert_array_equal(arrow_model.predict_proba(arrow), pandas_model.predict_proba(frame))
     np.testing.assert_array_equal(pandas_model.predict_proba(arrow), pandas_model.predict_proba(frame))
     assert isinstance(arrow["plan"].dtype, pd.ArrowDtype)  # the user's frame is as it was
+
+
+def test_input_errors(fast_params, make_people_frame):
+    X, y = make_people_frame(60)
+    model = SparseTabNetClassifier(max_epochs=1, **fast_params)
+    with pytest.raises(NotFittedError):
+        model.predict(X)
+    with pytest.raises(ValueError, match="only one class"):
+        model.fit(X, np.zeros(60))
+    with pytest.raises(ValueError, match="X_val and y_val must be given together"):
+        model.fit(X, y, X_val=X)
+    with pytest.raises(ValueError, match="sample_weight_val was given without X_val"):
+        model.fit(X, y, sample_weight_val=np.ones(60))
+    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+        model.fit(X, y, X_val=X, y_val=y[:10])
+    with pytest.raises(ValueError, match="y_val contains labels not seen in y"):
+        model.fit(X, y, X_val=X.iloc[:2], y_val=["no", "maybe"])
+    with pytest.raises(TypeError, match="sparse"):
+        import scipy.sparse
+
+        model.fit(scipy.sparse.csr_matrix(np.ones((60, 4))), y)
+    model.fit(X, y)
+    with pytest.raises(ValueError, match="feature names"):
+        model.predict(X[["age", "city", "noise", "member"]])
+    with pytest.raises(ValueError, match="y contains 1 NaN and 0 infinite value"):
+        SparseTabNetRegressor(max_epochs=1).fit(np.ones((5, 2)), [1.0, np.nan, 2, 3, 4])
+    targets = np.ones((5, 3))
+    targets[0, 2] = targets[1, 2] = np.nan
+    targets[3, 0] = -np.inf
+    with pytest.raises(ValueError, match=r"y contains 2 \(column 2: 2\) NaN and 1 \(column 0: 1\) infinite"):
+        SparseTabNetRegressor(max_epochs=1).fit(np.ones((5, 2)), targets)
+    with pytest.raises(ValueError, match="y contains 2 missing label"):
+        SparseTabNetClassifier(max_epochs=1).fit(np.ones((5, 2)), np.array(["a", None, "b", np.nan, "a"], dtype=object))

@@ -22,7 +22,7 @@ TRAINED = (SparseTabNetClassifier(max_epochs=30, **FAST), SparseTabNetRegressor(
 # Reasons are part of the contract: each expected failure says why it cannot pass.
 _FLOAT32_ORDER = (
     "predictions on a subset differ only by float32 summation order inside the "
-    "batched matrix products (at most about 1e-6); tests/test_estimator_checks.py pins the bound at 1e-5"
+    "batched matrix products (at most about 1e-6); tests/estimators/test_estimator_checks.py pins the bound at 1e-5"
 )
 _SAMPLE_WEIGHT_EQUIVALENCE = (
     "sample_weight scales each row's loss in mini-batch training, which is not the same optimisation "

@@ -1,0 +1,1 @@
+"""Reference models and the scripts that wrote them (python -m tests.data.make_reference_models)."""

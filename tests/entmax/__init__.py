@@ -1,0 +1,1 @@
+"""Tests of sparsetab.entmax, against the entmax 1.3 package and hand-derived references."""

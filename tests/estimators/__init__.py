@@ -1,0 +1,1 @@
+"""Tests of sparsetab.estimators: SparseTabNetClassifier and SparseTabNetRegressor, by what users do with them."""

@@ -1,0 +1,1 @@
+"""Tests of sparsetab.inspection: the plots and tables of fitted models."""

@@ -1,0 +1,1 @@
+"""Tests of sparsetab.network: the torch modules, without the estimators."""

@@ -1,0 +1,1 @@
+"""Tests of sparsetab._persistence: model files, exported programs and ONNX."""

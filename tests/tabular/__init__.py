@@ -1,0 +1,1 @@
+"""Tests of sparsetab._tabular: columns, categories and the tabular encoding."""

@@ -1,0 +1,1 @@
+"""Tests of sparsetab._training: the training loop, its losses and flat parameters."""
