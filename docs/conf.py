@@ -93,11 +93,15 @@ html_theme_options = {
     "footer_start": ["copyright"],
     "footer_end": ["sphinx-version"],
 }
-html_static_path = []
+# sparsetab.css: long API names wrap (see the file); _static/screenshots/ holds pictures of the built site.
+html_static_path = ["_static"]
+html_css_files = ["sparsetab.css"]
 # The gallery's configuration holds a function (reset_argv), which Sphinx cannot pickle into its
 # environment cache: every build re-reads the sources, which this small manual can afford.
 suppress_warnings = ["config.cache"]
 html_show_sourcelink = False
+# The page contents list a class's members by their own names (fit, explain), not Class.fit, Class.explain.
+toc_object_entries_show_parents = "hide"
 
 
 def _skip_metadata_request_setters(app, what, name, obj, skip, options):
