@@ -15,11 +15,11 @@ import time
 import warnings
 
 import numpy as np
-from configs import resolve
 from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import accuracy_score, roc_auc_score
 
+from benchmarks.configs import resolve
 from sparsetab import SparseTabNetClassifier
 from sparsetab.datasets import load_adult
 

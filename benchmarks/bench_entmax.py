@@ -22,9 +22,9 @@ import shlex
 import sys
 
 import torch
-from _measure import cpu_model
 from torch.utils.benchmark import Timer
 
+from benchmarks._measure import cpu_model
 from sparsetab.entmax import entmax15, sparsemax
 from sparsetab.entmax.root_finding import entmax_bisect
 

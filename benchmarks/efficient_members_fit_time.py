@@ -20,7 +20,8 @@ from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
-from _measure import cpu_model
+
+from benchmarks._measure import cpu_model
 
 
 def measure(members, seed):

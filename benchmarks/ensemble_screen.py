@@ -40,8 +40,9 @@ from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
-from _measure import cpu_model
 from joblib import Parallel, delayed
+
+from benchmarks._measure import cpu_model
 
 TABLES = (
     "linear_2000",
@@ -154,9 +155,9 @@ def _snapshot_prediction(model, states, X, classification):
 def run_cell(table, variant, seed):
     """Fit and score one cell; returns its record."""
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    import small_tables
     import torch
 
+    from benchmarks import small_tables
     from sparsetab import SparseTabNetClassifier, SparseTabNetRegressor
 
     torch.set_num_threads(1)

@@ -18,10 +18,10 @@ import warnings
 
 import numpy as np
 import torch
-from _measure import PeakRSS, machine_header
 from sklearn.datasets import make_classification
 from sklearn.exceptions import ConvergenceWarning
 
+from benchmarks._measure import PeakRSS, machine_header
 from sparsetab import SparseTabNetClassifier
 from sparsetab._inference import INFERENCE_BATCH_ROWS
 

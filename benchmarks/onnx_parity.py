@@ -24,9 +24,9 @@ import warnings
 
 import numpy as np
 import torch
-from _measure import machine_header
 from sklearn.exceptions import ConvergenceWarning
 
+from benchmarks._measure import machine_header
 from sparsetab import SparseTabNetClassifier
 from sparsetab.datasets import load_adult
 

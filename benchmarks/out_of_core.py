@@ -28,7 +28,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from _measure import cpu_model
+
+from benchmarks._measure import cpu_model
 
 CHUNK = 250_000
 LEVELS = [f"level_{i:02d}" for i in range(50)]
@@ -97,8 +98,12 @@ def run_one(task):
 
 def measure(task):
     """Run ``task`` in a fresh Python process (its own peak RSS) and return its measurements."""
+    # As a module, as the parent runs (from the repository root): the child imports benchmarks._measure too.
     output = subprocess.run(
-        [sys.executable, __file__, "--child", json.dumps(task)], check=True, capture_output=True, text=True
+        [sys.executable, "-m", "benchmarks.out_of_core", "--child", json.dumps(task)],
+        check=True,
+        capture_output=True,
+        text=True,
     ).stdout
     return json.loads(output.strip().splitlines()[-1])
 

@@ -53,11 +53,11 @@ import warnings
 import numpy as np
 import pandas as pd
 import torch
-from _measure import machine_header
-from compare import load
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import train_test_split
 
+from benchmarks._datasets import load
+from benchmarks._measure import machine_header
 from sparsetab import SparseTabNetClassifier, SparseTabNetPretrainer
 
 DATASETS = ("higgs_sample", "forest_cover_kaggle")

@@ -14,9 +14,9 @@ import os
 import time
 import warnings
 
-import small_tables
 import torch
 
+from benchmarks import small_tables
 from sparsetab import SparseTabNetClassifier
 
 

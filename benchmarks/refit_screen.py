@@ -35,8 +35,9 @@ from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
-from _measure import cpu_model
 from joblib import Parallel, delayed
+
+from benchmarks._measure import cpu_model
 
 
 def _fit(estimator, X, y):
@@ -66,9 +67,9 @@ def _cut_schedule_fit(estimator, X, y, schedule_epochs):
 def run_cell(table, seed, first):
     """Both passes of one table and seed; returns the cell's record."""
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    import small_tables
     import torch
 
+    from benchmarks import small_tables
     from sparsetab import SparseTabNetClassifier, SparseTabNetRegressor
 
     torch.set_num_threads(1)

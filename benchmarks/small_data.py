@@ -22,13 +22,13 @@ import time
 import warnings
 from pathlib import Path
 
-import configs
 import numpy as np
-from _measure import cpu_model
 from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import accuracy_score, r2_score
 
+from benchmarks import configs
+from benchmarks._measure import cpu_model
 from sparsetab import SparseTabNetClassifier, SparseTabNetRegressor
 from sparsetab.datasets import load_letter_recognition
 

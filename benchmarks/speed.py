@@ -36,13 +36,13 @@ import warnings
 
 import numpy as np
 import torch
-from _measure import PeakRSS, machine_header
-from compare import IntegerCodes
 from sklearn.datasets import make_classification
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import accuracy_score
 from sklearn.model_selection import train_test_split
 
+from benchmarks._datasets import IntegerCodes
+from benchmarks._measure import PeakRSS, machine_header
 from sparsetab import SparseTabNetClassifier
 from sparsetab.datasets import load_adult
 

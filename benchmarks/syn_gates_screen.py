@@ -45,12 +45,12 @@ from pathlib import Path
 import numpy as np
 import sklearn
 import torch
-from _mask_scores import SELECTED, relevant_share, selection_rates
-from _measure import cpu_model
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import roc_auc_score
 
 import sparsetab
+from benchmarks._mask_scores import SELECTED, relevant_share, selection_rates
+from benchmarks._measure import cpu_model
 from sparsetab import SparseTabNetClassifier
 from sparsetab._persistence.model_file import REMOVED_PARAMETERS
 from sparsetab.datasets import make_syn

@@ -16,7 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from _measure import cpu_model
+from benchmarks._measure import cpu_model
 
 MODES = ("sparsemax", "entmax15", "constant", "adaptive")
 # 20,000 rows of make_classification, n_d = n_a = 8, 3 decision steps, batch 1,024, 5 epochs.
