@@ -7,7 +7,7 @@ mean of each column and the fit-time ratios. Not part of the test suite.
 
 Run::
 
-    python benchmarks/adult_defaults.py [--seeds 0 1 2 3 4]
+    python -m benchmarks.adult_defaults [--seeds 0 1 2 3 4]
 """
 
 import argparse

@@ -83,15 +83,19 @@ per seed, about 20 of them on kdd_census_income (scaled from 5,000-row fits). ``
 cell of its tables anew (its own keys). ``--quick`` (at most 5,000 rows, 3 epochs, tiny searches, its own cache) is
 a smoke run of a minute or two::
 
-    python benchmarks/compare.py [--datasets adult kdd_census_income ...] [--tables same defaults seeds screen tuned]
+    python -m benchmarks.compare [--datasets adult kdd_census_income ...] [--tables same defaults seeds screen tuned]
                                  [--variants old_defaults cosine wide ...] [--seeds 0 1 2] [--jobs 1] [--threads 1]
                                  [--max-epochs 100] [--protocol validation|user] [--refresh] [--cache-dir DIR]
                                  [--quick] [--output benchmarks/results/compare.md]
 
-For example ``python benchmarks/compare.py --tables seeds --output benchmarks/results/compare_seeds.md`` (Table 3),
+For example ``python -m benchmarks.compare --tables seeds --output benchmarks/results/compare_seeds.md`` (Table 3),
 ``--tables seeds --protocol user --output benchmarks/results/compare_seeds_user.md`` (Table 3, user protocol),
 ``--tables screen --variants old_defaults cosine wide cosine+wide+ple --output benchmarks/results/ablation.md``
 and ``--tables tuned --output benchmarks/results/compare_tuned.md``.
+
+This module is the command line; the work is in ``_datasets.py`` (the data sets and their splits), ``_models.py``
+(what a cell constructs), ``_fitting.py`` (one fit and its scores), ``_tuning.py`` (Table 4), ``_cells.py`` (the
+cache keys and the running of cells) and ``_tables.py`` / ``_report.py`` (the Markdown).
 """
 
 import argparse

@@ -17,11 +17,11 @@ the fit and predict seconds. The variants, each against ``defaults`` in the same
   columns only).
 
 Results are appended as JSON lines to ``--output``, and ``--summary`` prints the screen table (mean and range
-over seeds per table and variant, the ratio to ``defaults``, and the geometric mean of the ratios). Run from
-``benchmarks/``::
+over seeds per table and variant, the ratio to ``defaults``, and the geometric mean of the ratios). Run from the
+repository root::
 
-    python ensemble_screen.py --variants defaults members_2 --output results/ensemble_screen.jsonl
-    python ensemble_screen.py --summary results/ensemble_screen.jsonl
+    python -m benchmarks.ensemble_screen --variants defaults members_2 --output benchmarks/results/ensemble_screen.jsonl
+    python -m benchmarks.ensemble_screen --summary benchmarks/results/ensemble_screen.jsonl
 
 Cells already in ``--output`` are skipped. Two cells run at once on 2 cores (``--jobs``), so the seconds here
 compare variants only roughly; ``efficient_members_fit_time.py`` measures the fit and predict time on a quiet machine.

@@ -12,7 +12,7 @@ Not part of the test suite; needs the extra ``onnx`` (``pip install -e ".[onnx]"
 
 Run::
 
-    python benchmarks/onnx_parity.py [--max-epochs 20] [--threads 1] [--repeats 3] [--output FILE]
+    python -m benchmarks.onnx_parity [--max-epochs 20] [--threads 1] [--repeats 3] [--output FILE]
 """
 
 import argparse

@@ -15,11 +15,13 @@ one seed, in two passes, and scores the test rows:
   probabilities (classification) or values (regression): the held-out pass kept as a second member.
 
 Error: 1 - accuracy or RMSE, as ``small_tables.py``. Results are appended as JSON lines to ``--output``
-(one per cell) and summarised per table (mean over seeds) on standard output. Run from ``benchmarks/``::
+(one per cell) and summarised per table (mean over seeds) on standard output. Run from the repository root::
 
-    python refit_screen.py --first selection --tables letter_4000 adult_2700 ... --output results/refit_screen.jsonl
-    python refit_screen.py --first patience --tables letter_4000 adult_2700 ... --output results/refit_screen.jsonl
-    python refit_screen.py --summary results/refit_screen.jsonl
+    python -m benchmarks.refit_screen --first selection --tables letter_4000 adult_2700 ... \\
+        --output benchmarks/results/refit_screen.jsonl
+    python -m benchmarks.refit_screen --first patience --tables letter_4000 adult_2700 ... \\
+        --output benchmarks/results/refit_screen.jsonl
+    python -m benchmarks.refit_screen --summary benchmarks/results/refit_screen.jsonl
 
 Not part of the test suite. Fit seconds are recorded but were measured with two cells at once on 2 cores.
 """

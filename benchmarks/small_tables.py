@@ -28,7 +28,7 @@ units). Cells (table, model, configuration, seed) are cached as JSON under ``ben
 small_tables/`` (``_cache.CellCache``); the key holds the configuration's parameters and the hash of sparsetab's
 source, so a changed rule is re-measured, and a killed run resumes. Run::
 
-    python benchmarks/small_tables.py [--configs defaults defaults+early_stopping=True ...] [--seeds 0 1 2]
+    python -m benchmarks.small_tables [--configs defaults defaults+early_stopping=True ...] [--seeds 0 1 2]
                                       [--tables adult_2700 ...] [--peers hgb lightgbm catboost] [--jobs 2]
                                       [--refresh] [--table-only] [--output benchmarks/results/small_tables.md]
 
@@ -311,7 +311,7 @@ def main(argv=None):
         [
             "# Small and medium tables, user protocol: `fit(X, y)` with defaults",
             "",
-            f"Command: `python benchmarks/small_tables.py {' '.join(argv if argv is not None else sys.argv[1:])}`",
+            f"Command: `python -m benchmarks.small_tables {' '.join(argv if argv is not None else sys.argv[1:])}`",
             f"Machines of the cells: {', '.join(machines)}. Seeds: {args.seeds}. "
             f"Wall time of this run: {time.perf_counter() - started:.0f} s ({len(pending)} cells measured).",
             "Error: 1 - accuracy (classification), RMSE (regression). Train error: on the training rows given to fit.",

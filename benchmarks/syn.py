@@ -34,7 +34,7 @@ files; cells not yet measured are listed as such. The wall time of the invocatio
 cells is the sum of their fit-and-score times divided by the jobs, printed with the table.
 Not part of the test suite (all cells: several hours on two CPU cores). Run::
 
-    python benchmarks/syn.py [--datasets 1 2 3 4 5 6] [--modes sparsemax entmax15 constant adaptive]
+    python -m benchmarks.syn [--datasets 1 2 3 4 5 6] [--modes sparsemax entmax15 constant adaptive]
                              [--gates none sigmoid] [--seeds 3] [--n-jobs 2]
                              [--peers pytorch-tabnet-sparsemax pytorch-tabnet-entmax hgb-treeshap]
                              [--training defaults|paper] [--protocol validation|user] [--set PARAM=VALUE ...]
@@ -487,7 +487,7 @@ def main():
     print(table)
     if args.output:
         with open(args.output, "w") as handle:
-            handle.write("# Syn1-Syn6: masks against the peers, `python benchmarks/syn.py`\n\n" + table + "\n")
+            handle.write("# Syn1-Syn6: masks against the peers, `python -m benchmarks.syn`\n\n" + table + "\n")
 
 
 if __name__ == "__main__":

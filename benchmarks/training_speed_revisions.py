@@ -5,7 +5,7 @@ alternating the order), so both see the same machine load; prints a Markdown tab
 rows/s per ``entmax_mode`` and their ratio.
 
     git worktree add --detach /tmp/before <revision>
-    python benchmarks/training_speed_revisions.py /tmp/before . [--rounds 3]
+    python -m benchmarks.training_speed_revisions /tmp/before . [--rounds 3]
 """
 
 import argparse
