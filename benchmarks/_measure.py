@@ -74,6 +74,21 @@ def cpu_model():
     return platform.processor() or platform.machine()
 
 
+def command_line():
+    """Return the command line of this run as it was typed, for the result files.
+
+    A script run as a module (``python -m benchmarks.compare ...``, the documented form) has the path of its file in
+    ``sys.argv[0]``; the module's name is what was typed and what reruns it.
+
+    Returns
+    -------
+    str
+    """
+    spec = getattr(sys.modules["__main__"], "__spec__", None)
+    program = ["-m", spec.name] if spec is not None and spec.name.startswith("benchmarks.") else sys.argv[:1]
+    return shlex.join(["python", *program, *sys.argv[1:]])
+
+
 def machine_header(extra_versions=()):
     """Return a one-line Markdown description of the machine, the versions and the command.
 
@@ -99,5 +114,5 @@ def machine_header(extra_versions=()):
         *extra_versions,
     ]
     listed = ", ".join(f"{name} {version}" for name, version in versions)
-    command = shlex.join(["python", *sys.argv])
+    command = command_line()
     return f"{cpu_model()}, {os.cpu_count()} cores; {listed}; torch threads {torch.get_num_threads()}. `{command}`"

@@ -7,7 +7,7 @@ mean of each column and the fit-time ratios. Not part of the test suite.
 
 Run::
 
-    python benchmarks/adult_defaults.py [--seeds 0 1 2 3 4]
+    python -m benchmarks.adult_defaults [--seeds 0 1 2 3 4]
 """
 
 import argparse
@@ -15,11 +15,11 @@ import time
 import warnings
 
 import numpy as np
-from configs import resolve
 from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import accuracy_score, roc_auc_score
 
+from benchmarks.configs import resolve
 from sparsetab import SparseTabNetClassifier
 from sparsetab.datasets import load_adult
 

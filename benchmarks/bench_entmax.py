@@ -11,20 +11,19 @@ suite; ``entmax`` is only needed here (``pip install entmax==1.3``).
 
 Run::
 
-    python benchmarks/bench_entmax.py [--quick] [--repeats 3] [--note "2 cores, shared"] > benchmarks/results/entmax.md
+    python -m benchmarks.bench_entmax [--quick] [--repeats 3] [--note "2 cores, shared"] > benchmarks/results/entmax.md
 """
 
 import argparse
 import datetime
 import os
 import platform
-import shlex
 import sys
 
 import torch
-from _measure import cpu_model
 from torch.utils.benchmark import Timer
 
+from benchmarks._measure import command_line, cpu_model
 from sparsetab.entmax import entmax15, sparsemax
 from sparsetab.entmax.root_finding import entmax_bisect
 
@@ -117,7 +116,7 @@ def main():
     min_run_time = 0.2 if args.quick else 1.0
     repeats = args.repeats or (1 if args.quick else 3)
 
-    command = "python " + " ".join(shlex.quote(arg) for arg in [os.path.relpath(sys.argv[0]), *sys.argv[1:]])
+    command = command_line()
     note = f" {args.note.rstrip('.')}." if args.note else ""
     print("# sparsetab.entmax speed: sparsetab vs entmax 1.3 vs softmax\n")
     print(

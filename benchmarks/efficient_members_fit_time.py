@@ -5,10 +5,10 @@ and with ``n_efficient_members`` in ``--members`` (default 1 and 2), ``--seeds``
 one after another (the order alternates between seeds), one fit at a time on a quiet machine, torch's own thread
 count. Issue 32 bounds the default fit at 1.5 times the fit before the change and prediction at 3 times. One JSON
 line per fit on standard output (appended to ``--output``), then the summary: mean fit and predict seconds,
-test accuracy, epochs, and the ratios to ``n_efficient_members=1``. Run from ``benchmarks/``::
+test accuracy, epochs, and the ratios to ``n_efficient_members=1``. Run from the repository root::
 
-    python efficient_members_fit_time.py --output results/efficient_members_fit_time.jsonl
-    python efficient_members_fit_time.py --summary results/efficient_members_fit_time.jsonl
+    python -m benchmarks.efficient_members_fit_time --output benchmarks/results/efficient_members_fit_time.jsonl
+    python -m benchmarks.efficient_members_fit_time --summary benchmarks/results/efficient_members_fit_time.jsonl
 """
 
 import argparse
@@ -20,7 +20,8 @@ from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
-from _measure import cpu_model
+
+from benchmarks._measure import cpu_model
 
 
 def measure(members, seed):

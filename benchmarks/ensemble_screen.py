@@ -17,11 +17,11 @@ the fit and predict seconds. The variants, each against ``defaults`` in the same
   columns only).
 
 Results are appended as JSON lines to ``--output``, and ``--summary`` prints the screen table (mean and range
-over seeds per table and variant, the ratio to ``defaults``, and the geometric mean of the ratios). Run from
-``benchmarks/``::
+over seeds per table and variant, the ratio to ``defaults``, and the geometric mean of the ratios). Run from the
+repository root::
 
-    python ensemble_screen.py --variants defaults members_2 --output results/ensemble_screen.jsonl
-    python ensemble_screen.py --summary results/ensemble_screen.jsonl
+    python -m benchmarks.ensemble_screen --variants defaults members_2 --output benchmarks/results/ensemble_screen.jsonl
+    python -m benchmarks.ensemble_screen --summary benchmarks/results/ensemble_screen.jsonl
 
 Cells already in ``--output`` are skipped. Two cells run at once on 2 cores (``--jobs``), so the seconds here
 compare variants only roughly; ``efficient_members_fit_time.py`` measures the fit and predict time on a quiet machine.
@@ -40,8 +40,9 @@ from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
-from _measure import cpu_model
 from joblib import Parallel, delayed
+
+from benchmarks._measure import cpu_model
 
 TABLES = (
     "linear_2000",
@@ -154,9 +155,9 @@ def _snapshot_prediction(model, states, X, classification):
 def run_cell(table, variant, seed):
     """Fit and score one cell; returns its record."""
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    import small_tables
     import torch
 
+    from benchmarks import small_tables
     from sparsetab import SparseTabNetClassifier, SparseTabNetRegressor
 
     torch.set_num_threads(1)

@@ -23,7 +23,7 @@ Prints one JSON object per line (``"check"`` names what it measured):
 Run on a GPU machine from the repository root, with nothing to install beyond the package's own
 dependencies::
 
-    PYTHONPATH=. python benchmarks/gpu_check.py [--output benchmarks/results/gpu.md]
+    python -m benchmarks.gpu_check [--output benchmarks/results/gpu.md]
 
 ``--smoke`` runs every check at small sizes on whatever device there is (the CPU in the test
 suite), in a few seconds. ``--output`` also writes a Markdown file: the device, torch version,
@@ -367,7 +367,7 @@ def main(argv=None):
         arguments = " ".join(sys.argv[1:] if argv is None else argv)
         args.output.write_text(
             "# GPU check\n\n"
-            f"Command: `PYTHONPATH=. python benchmarks/gpu_check.py {arguments}`; "
+            f"Command: `python -m benchmarks.gpu_check {arguments}`; "
             f"device {header['device_name']} ({header['device']}), torch {header['torch']} (CUDA {header['cuda']}), "
             f"Python {header['python']}; wall time {seconds:.0f} s.\n\n```\n" + "\n".join(lines) + "\n```\n"
         )

@@ -8,7 +8,7 @@ and a 1-epoch fit), so once-per-fit work is left out. Each mode is counted twice
 tests made after every pass (what the CPU does) and in blocks of passes (what every other device
 does; forced here on the CPU through ``PER_PASS_TEST_DEVICES``).
 
-    python benchmarks/host_syncs.py [--output benchmarks/results/host_syncs.md]
+    python -m benchmarks.host_syncs [--output benchmarks/results/host_syncs.md]
 """
 
 import argparse

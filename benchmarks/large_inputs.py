@@ -9,7 +9,7 @@ plus a constant, not a copy of the input. Not part of the test suite (about a mi
 
 Run::
 
-    python benchmarks/large_inputs.py [--rows 100000 1000000]
+    python -m benchmarks.large_inputs [--rows 100000 1000000]
 """
 
 import argparse
@@ -18,10 +18,10 @@ import warnings
 
 import numpy as np
 import torch
-from _measure import PeakRSS, machine_header
 from sklearn.datasets import make_classification
 from sklearn.exceptions import ConvergenceWarning
 
+from benchmarks._measure import PeakRSS, machine_header
 from sparsetab import SparseTabNetClassifier
 from sparsetab._inference import INFERENCE_BATCH_ROWS
 
@@ -40,7 +40,7 @@ def main():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         model = SparseTabNetClassifier(max_epochs=2, random_state=0).fit(X[:20000], y[:20000])
-    print(f"# Large inputs: `python benchmarks/large_inputs.py`\n\n{machine_header()}\n")
+    print(f"# Large inputs: `python -m benchmarks.large_inputs`\n\n{machine_header()}\n")
     print(f"Batches of {INFERENCE_BATCH_ROWS:,} rows.\n")
     print("| method | rows | input MiB | returned MiB | peak added MiB | peak - returned MiB | seconds |")
     print("|---|---|---|---|---|---|---|")

@@ -12,7 +12,7 @@ Not part of the test suite; needs the extra ``onnx`` (``pip install -e ".[onnx]"
 
 Run::
 
-    python benchmarks/onnx_parity.py [--max-epochs 20] [--threads 1] [--repeats 3] [--output FILE]
+    python -m benchmarks.onnx_parity [--max-epochs 20] [--threads 1] [--repeats 3] [--output FILE]
 """
 
 import argparse
@@ -24,9 +24,9 @@ import warnings
 
 import numpy as np
 import torch
-from _measure import machine_header
 from sklearn.exceptions import ConvergenceWarning
 
+from benchmarks._measure import machine_header
 from sparsetab import SparseTabNetClassifier
 from sparsetab.datasets import load_adult
 

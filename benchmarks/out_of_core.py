@@ -13,7 +13,7 @@ declared pandas category of 50 levels and a string column of 5 levels; the label
 non-linear function of 5 of them (Bayes accuracy below 1). The test set is 200,000 other rows
 in memory. Default parameters, except ``max_epochs`` and ``early_stopping=False``.
 
-    python benchmarks/out_of_core.py [--sizes 1 3 10] [--seeds 0 1] [--epochs 2] [--n-jobs 1]
+    python -m benchmarks.out_of_core [--sizes 1 3 10] [--seeds 0 1] [--epochs 2] [--n-jobs 1]
         [--workdir /tmp/sparsetab_out_of_core] [--output benchmarks/results/out_of_core.md]
 """
 
@@ -28,7 +28,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from _measure import cpu_model
+
+from benchmarks._measure import cpu_model
 
 CHUNK = 250_000
 LEVELS = [f"level_{i:02d}" for i in range(50)]
@@ -97,8 +98,12 @@ def run_one(task):
 
 def measure(task):
     """Run ``task`` in a fresh Python process (its own peak RSS) and return its measurements."""
+    # As a module, as the parent runs (from the repository root): the child imports benchmarks._measure too.
     output = subprocess.run(
-        [sys.executable, __file__, "--child", json.dumps(task)], check=True, capture_output=True, text=True
+        [sys.executable, "-m", "benchmarks.out_of_core", "--child", json.dumps(task)],
+        check=True,
+        capture_output=True,
+        text=True,
     ).stdout
     return json.loads(output.strip().splitlines()[-1])
 
@@ -142,7 +147,7 @@ def main():
     lines = [
         "# Out-of-core fit: memory and accuracy",
         "",
-        f"`python benchmarks/out_of_core.py --sizes {' '.join(map(str, arguments.sizes))} --seeds "
+        f"`python -m benchmarks.out_of_core --sizes {' '.join(map(str, arguments.sizes))} --seeds "
         f"{' '.join(map(str, arguments.seeds))} --epochs {arguments.epochs} --n-jobs {jobs}` on {cpu_model()} "
         f"({os.cpu_count()} cores), {time.strftime('%Y-%m-%d')}; whole run {total / 60:.1f} min, of which "
         f"{written / 60:.1f} min writing the Parquet files. Default parameters, `max_epochs` as shown, "

@@ -42,7 +42,7 @@ The one-hot Wilderness_Area/Soil_Type columns of Forest Cover are attended to (a
 as in ``benchmarks/compare.py``; no ``grouped_features``. One torch thread, one process. Not part of the test
 suite (about 10 minutes on two CPU cores). Run::
 
-    python benchmarks/pretraining.py [--datasets higgs_sample forest_cover_kaggle] [--seeds 0 1 2 3 4]
+    python -m benchmarks.pretraining [--datasets higgs_sample forest_cover_kaggle] [--seeds 0 1 2 3 4]
                                      [--labelled 1000] [--output benchmarks/results/pretraining.md]
 """
 
@@ -53,11 +53,11 @@ import warnings
 import numpy as np
 import pandas as pd
 import torch
-from _measure import machine_header
-from compare import load
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import train_test_split
 
+from benchmarks._datasets import load
+from benchmarks._measure import machine_header
 from sparsetab import SparseTabNetClassifier, SparseTabNetPretrainer
 
 DATASETS = ("higgs_sample", "forest_cover_kaggle")
@@ -285,7 +285,7 @@ def main():
     print("\n" + text)
     if args.output:
         with open(args.output, "w") as handle:
-            handle.write("# Self-supervised pretraining: `python benchmarks/pretraining.py`\n\n" + text + "\n")
+            handle.write("# Self-supervised pretraining: `python -m benchmarks.pretraining`\n\n" + text + "\n")
 
 
 if __name__ == "__main__":

@@ -2,9 +2,9 @@
 
 adult_2700 and letter_4000 of ``small_tables.py``, 3 seeds, one torch thread, one fit at a time, each fit of the
 rule before (``early_stopping=False``: every row for ``max_epochs``) next to the defaults of the same seed. Run it
-on a quiet machine from ``benchmarks/``::
+on a quiet machine from the repository root::
 
-    python refit_fit_time.py > results/refit_fit_time.jsonl
+    python -m benchmarks.refit_fit_time > benchmarks/results/refit_fit_time.jsonl
 
 One JSON line per fit: table, seed, parameters, fit and predict_proba seconds (the test rows), test error.
 """
@@ -14,9 +14,9 @@ import os
 import time
 import warnings
 
-import small_tables
 import torch
 
+from benchmarks import small_tables
 from sparsetab import SparseTabNetClassifier
 
 

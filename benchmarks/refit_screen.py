@@ -15,11 +15,13 @@ one seed, in two passes, and scores the test rows:
   probabilities (classification) or values (regression): the held-out pass kept as a second member.
 
 Error: 1 - accuracy or RMSE, as ``small_tables.py``. Results are appended as JSON lines to ``--output``
-(one per cell) and summarised per table (mean over seeds) on standard output. Run from ``benchmarks/``::
+(one per cell) and summarised per table (mean over seeds) on standard output. Run from the repository root::
 
-    python refit_screen.py --first selection --tables letter_4000 adult_2700 ... --output results/refit_screen.jsonl
-    python refit_screen.py --first patience --tables letter_4000 adult_2700 ... --output results/refit_screen.jsonl
-    python refit_screen.py --summary results/refit_screen.jsonl
+    python -m benchmarks.refit_screen --first selection --tables letter_4000 adult_2700 ... \\
+        --output benchmarks/results/refit_screen.jsonl
+    python -m benchmarks.refit_screen --first patience --tables letter_4000 adult_2700 ... \\
+        --output benchmarks/results/refit_screen.jsonl
+    python -m benchmarks.refit_screen --summary benchmarks/results/refit_screen.jsonl
 
 Not part of the test suite. Fit seconds are recorded but were measured with two cells at once on 2 cores.
 """
@@ -35,8 +37,9 @@ from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
-from _measure import cpu_model
 from joblib import Parallel, delayed
+
+from benchmarks._measure import cpu_model
 
 
 def _fit(estimator, X, y):
@@ -66,9 +69,9 @@ def _cut_schedule_fit(estimator, X, y, schedule_epochs):
 def run_cell(table, seed, first):
     """Both passes of one table and seed; returns the cell's record."""
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    import small_tables
     import torch
 
+    from benchmarks import small_tables
     from sparsetab import SparseTabNetClassifier, SparseTabNetRegressor
 
     torch.set_num_threads(1)

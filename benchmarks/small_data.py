@@ -10,7 +10,7 @@ same run. Goals of the issue: accuracy >= 0.85 and R^2 >= 0.95 with defaults.
 
 Run::
 
-    python benchmarks/small_data.py [--seeds 0 1 2] [--configs defaults old_defaults cosine+wide ...]
+    python -m benchmarks.small_data [--seeds 0 1 2] [--configs defaults old_defaults cosine+wide ...]
                                     [--output benchmarks/results/small_data.md]
 
 ``--configs`` takes configuration names of ``benchmarks/configs.py`` (``defaults``, ``old_defaults``,
@@ -22,13 +22,13 @@ import time
 import warnings
 from pathlib import Path
 
-import configs
 import numpy as np
-from _measure import cpu_model
 from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import accuracy_score, r2_score
 
+from benchmarks import configs
+from benchmarks._measure import cpu_model
 from sparsetab import SparseTabNetClassifier, SparseTabNetRegressor
 from sparsetab.datasets import load_letter_recognition
 

@@ -28,7 +28,7 @@ units). Cells (table, model, configuration, seed) are cached as JSON under ``ben
 small_tables/`` (``_cache.CellCache``); the key holds the configuration's parameters and the hash of sparsetab's
 source, so a changed rule is re-measured, and a killed run resumes. Run::
 
-    python benchmarks/small_tables.py [--configs defaults defaults+early_stopping=True ...] [--seeds 0 1 2]
+    python -m benchmarks.small_tables [--configs defaults defaults+early_stopping=True ...] [--seeds 0 1 2]
                                       [--tables adult_2700 ...] [--peers hgb lightgbm catboost] [--jobs 2]
                                       [--refresh] [--table-only] [--output benchmarks/results/small_tables.md]
 
@@ -43,19 +43,19 @@ import time
 import warnings
 from pathlib import Path
 
-import compare
-import configs
 import numpy as np
 import pandas as pd
-import small_data
-from _cache import CellCache
-from _measure import cpu_model
 from joblib import Parallel, delayed
 from sklearn.datasets import load_breast_cancer, load_diabetes
 from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import train_test_split
 
+from benchmarks import configs, small_data
+from benchmarks._cache import CellCache
+from benchmarks._cells import _sparsetab_source_hash, auto_rules_hash
+from benchmarks._datasets import is_categorical, load, with_category_dtype
+from benchmarks._measure import cpu_model
 from sparsetab import SparseTabNetClassifier, SparseTabNetRegressor
 from sparsetab.datasets import load_bike_sharing, load_credit_default, load_mushroom
 
@@ -85,7 +85,7 @@ def _draw(X, y, n, seed=0):
 
 def _compare_split(name):
     """``X_train, y_train, X_test, y_test`` of ``compare.py``'s data set ``name`` (its splits, its targets)."""
-    X_train, X_test, y_train, y_test, _, _ = compare.load(name)
+    X_train, X_test, y_train, y_test, _, _ = load(name)
     return X_train, y_train, X_test, y_test
 
 
@@ -176,7 +176,7 @@ def cell_key(table, model, config, seed):
     key = dict(dataset=table, model=model, config=config, seed=seed, protocol="user: fit(X, y)")
     if model == "sparsetab":
         key["params"] = configs.resolve(config, SparseTabNetClassifier().get_params().keys())
-        key["auto_rules"] = compare.auto_rules_hash()
+        key["auto_rules"] = auto_rules_hash()
     return key
 
 
@@ -189,13 +189,13 @@ def run_cell(table, model, config, seed, key):
     X_train, y_train, X_test, y_test, task = load_table(table)
     estimator = build(model, config, task, seed)
     if model == "catboost":
-        categorical = [column for column in X_train.columns if compare.is_categorical(X_train[column])]
+        categorical = [column for column in X_train.columns if is_categorical(X_train[column])]
         estimator.set_params(cat_features=categorical)
         X_fit, X_eval = X_train.copy(), X_test.copy()
         for column in categorical:
             X_fit[column], X_eval[column] = X_fit[column].astype(str), X_eval[column].astype(str)
     elif model in ("hgb", "lightgbm"):
-        X_fit, X_eval = compare.with_category_dtype(X_train, X_test)
+        X_fit, X_eval = with_category_dtype(X_train, X_test)
     else:
         X_fit, X_eval = X_train, X_test
     print(f"[{table}] {model} {config} seed {seed} ...", file=sys.stderr, flush=True)
@@ -219,7 +219,7 @@ def run_cell(table, model, config, seed, key):
         epochs=int(getattr(estimator, "n_iter_", getattr(estimator, "tree_count_", 0)) or 0),
         convergence_warnings=[str(item.message) for item in caught if issubclass(item.category, ConvergenceWarning)],
         cpu_model=cpu_model(),
-        sparsetab_source=compare._sparsetab_source_hash(),
+        sparsetab_source=_sparsetab_source_hash(),
     )
     if model == "sparsetab":
         result["early_stopping"] = bool(getattr(estimator, "best_iteration_", None) is not None)
@@ -301,7 +301,7 @@ def main(argv=None):
     if args.table_only:
         pending = []  # the rows show "(k/3 seeds)" where cells are missing
     # The workers import this module by name (a function of __main__ does not travel to loky's processes).
-    import small_tables
+    from benchmarks import small_tables
 
     measured = Parallel(n_jobs=args.jobs)(delayed(small_tables.run_cell)(*cell) for cell in pending)
     for (table, model, config, seed, _), result in zip(pending, measured):
@@ -311,7 +311,7 @@ def main(argv=None):
         [
             "# Small and medium tables, user protocol: `fit(X, y)` with defaults",
             "",
-            f"Command: `python benchmarks/small_tables.py {' '.join(argv if argv is not None else sys.argv[1:])}`",
+            f"Command: `python -m benchmarks.small_tables {' '.join(argv if argv is not None else sys.argv[1:])}`",
             f"Machines of the cells: {', '.join(machines)}. Seeds: {args.seeds}. "
             f"Wall time of this run: {time.perf_counter() - started:.0f} s ({len(pending)} cells measured).",
             "Error: 1 - accuracy (classification), RMSE (regression). Train error: on the training rows given to fit.",

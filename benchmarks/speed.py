@@ -23,7 +23,7 @@ size 128, 5 epochs without early stopping, sparsemax; torch with one thread, the
 
 Not part of the test suite (about 15 minutes). Needs the ``bench`` extra. Run::
 
-    python benchmarks/speed.py [--repeats 3] [--threads 1 2] [--seeds 0 1 2 3 4] [--output benchmarks/results/speed.md]
+    python -m benchmarks.speed [--repeats 3] [--threads 1 2] [--seeds 0 1 2 3 4] [--output benchmarks/results/speed.md]
 
 The time-to-accuracy runs use the first thread count.
 """
@@ -36,13 +36,13 @@ import warnings
 
 import numpy as np
 import torch
-from _measure import PeakRSS, machine_header
-from compare import IntegerCodes
 from sklearn.datasets import make_classification
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import accuracy_score
 from sklearn.model_selection import train_test_split
 
+from benchmarks._datasets import IntegerCodes
+from benchmarks._measure import PeakRSS, machine_header
 from sparsetab import SparseTabNetClassifier
 from sparsetab.datasets import load_adult
 
@@ -265,7 +265,7 @@ def format_reference(references, repeats):
     str
     """
     lines = [
-        "# Speed: sparsetab vs pytorch-tabnet, `python benchmarks/speed.py`",
+        "# Speed: sparsetab vs pytorch-tabnet, `python -m benchmarks.speed`",
         "",
         machine_header([("pytorch-tabnet", _distribution_version("pytorch-tabnet"))]),
         "",

@@ -34,7 +34,7 @@ files; cells not yet measured are listed as such. The wall time of the invocatio
 cells is the sum of their fit-and-score times divided by the jobs, printed with the table.
 Not part of the test suite (all cells: several hours on two CPU cores). Run::
 
-    python benchmarks/syn.py [--datasets 1 2 3 4 5 6] [--modes sparsemax entmax15 constant adaptive]
+    python -m benchmarks.syn [--datasets 1 2 3 4 5 6] [--modes sparsemax entmax15 constant adaptive]
                              [--gates none sigmoid] [--seeds 3] [--n-jobs 2]
                              [--peers pytorch-tabnet-sparsemax pytorch-tabnet-entmax hgb-treeshap]
                              [--training defaults|paper] [--protocol validation|user] [--set PARAM=VALUE ...]
@@ -48,20 +48,20 @@ import time
 import warnings
 from importlib.metadata import version
 
-import compare
-import configs
 import numpy as np
 import sklearn
 import torch
-from _cache import CellCache
-from _mask_scores import normalise_rows, scores
-from _measure import cpu_model
 from joblib import Parallel, delayed
 from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import roc_auc_score
 
 import sparsetab
+from benchmarks import configs
+from benchmarks._cache import CellCache
+from benchmarks._cells import USER_PROTOCOL, auto_rules_hash
+from benchmarks._mask_scores import normalise_rows, scores
+from benchmarks._measure import cpu_model
 from sparsetab import SparseTabNetClassifier
 from sparsetab.datasets import make_syn
 
@@ -235,7 +235,7 @@ def cache_key(cell, args, overrides):
         key["versions"] = dict(sparsetab=sparsetab.__version__, torch=torch.__version__.split("+")[0])
         if args.protocol == "user":
             # compare.py's user protocol and its key: a changed "auto" rule re-measures the cell.
-            key.update(protocol=compare.USER_PROTOCOL, auto_rules=compare.auto_rules_hash())
+            key.update(protocol=USER_PROTOCOL, auto_rules=auto_rules_hash())
     if cell["model"] == "pytorch-tabnet":
         key["versions"] = {"pytorch-tabnet": version("pytorch-tabnet"), "torch": torch.__version__.split("+")[0]}
     if cell["model"] != "HistGradientBoosting+TreeSHAP" and (args.training == "paper" or cell["model"] != "sparsetab"):
@@ -487,7 +487,7 @@ def main():
     print(table)
     if args.output:
         with open(args.output, "w") as handle:
-            handle.write("# Syn1-Syn6: masks against the peers, `python benchmarks/syn.py`\n\n" + table + "\n")
+            handle.write("# Syn1-Syn6: masks against the peers, `python -m benchmarks.syn`\n\n" + table + "\n")
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ are read from the cache (their code is at commit 9959ba6).
 Each (data set, configuration, seed) is stored as one JSON file under ``--cache`` when it is done,
 so an interrupted screen resumes where it stopped. Not part of the test suite. Run::
 
-    OMP_NUM_THREADS=1 python benchmarks/syn_gates_screen.py [--datasets 1 2 4] [--seeds 2]
+    OMP_NUM_THREADS=1 python -m benchmarks.syn_gates_screen [--datasets 1 2 4] [--seeds 2]
         [--n-train 4000] [--n-val 2000] [--n-test 10000] [--mode entmax15]
         [--output benchmarks/results/syn_gates_screen.md]
 """
@@ -45,12 +45,12 @@ from pathlib import Path
 import numpy as np
 import sklearn
 import torch
-from _mask_scores import SELECTED, relevant_share, selection_rates
-from _measure import cpu_model
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import roc_auc_score
 
 import sparsetab
+from benchmarks._mask_scores import SELECTED, relevant_share, selection_rates
+from benchmarks._measure import cpu_model
 from sparsetab import SparseTabNetClassifier
 from sparsetab._persistence.model_file import REMOVED_PARAMETERS
 from sparsetab.datasets import make_syn
@@ -233,7 +233,7 @@ def main():
     print(table)
     if args.output:
         with open(args.output, "w") as handle:
-            handle.write("# Step-gate screen on Syn1, Syn2, Syn4: `python benchmarks/syn_gates_screen.py`\n\n")
+            handle.write("# Step-gate screen on Syn1, Syn2, Syn4: `python -m benchmarks.syn_gates_screen`\n\n")
             handle.write(table + "\n")
 
 

@@ -5,7 +5,7 @@ alternating the order), so both see the same machine load; prints a Markdown tab
 rows/s per ``entmax_mode`` and their ratio.
 
     git worktree add --detach /tmp/before <revision>
-    python benchmarks/training_speed_revisions.py /tmp/before . [--rounds 3]
+    python -m benchmarks.training_speed_revisions /tmp/before . [--rounds 3]
 """
 
 import argparse
@@ -16,7 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from _measure import cpu_model
+from benchmarks._measure import cpu_model
 
 MODES = ("sparsemax", "entmax15", "constant", "adaptive")
 # 20,000 rows of make_classification, n_d = n_a = 8, 3 decision steps, batch 1,024, 5 epochs.

@@ -1,11 +1,8 @@
-"""benchmarks/compare.py: the cache keys of its protocols, the user protocol's fit call and Table 3's columns.
+"""benchmarks.compare: the cache keys of its protocols, the user protocol's fit call and Table 3's columns.
 
 Nothing here trains a model: the keys are built from the constructed estimators, the fit call is checked on a
 stub, and the tables are rendered from made-up cell results.
 """
-
-import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -14,11 +11,12 @@ import pytest
 pytest.importorskip("pytorch_tabnet")
 pytest.importorskip("psutil")
 
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
-if str(BENCHMARKS) not in sys.path:
-    sys.path.insert(0, str(BENCHMARKS))  # compare.py imports configs, _cache and _measure by name
-
-import compare  # noqa: E402
+# The benchmarks package is importable from the repository root (pytest's pythonpath in pyproject.toml).
+from benchmarks import compare  # noqa: E402
+from benchmarks._cache import CellCache  # noqa: E402
+from benchmarks._cells import PROTOCOL, USER_PEER_PROTOCOL, USER_PROTOCOL, cell_key  # noqa: E402
+from benchmarks._fitting import fit_once  # noqa: E402
+from benchmarks._models import build  # noqa: E402
 
 
 def _cells(argv):
@@ -30,11 +28,11 @@ def test_validation_keys_are_those_of_cells_without_a_protocol():
     # Cells built before --protocol existed carry no "protocol": their keys (and cached files) must not change.
     _, cells = _cells(["--tables", "seeds", "--datasets", "adult", "--seeds", "0"])
     for cell in cells.values():
-        key = compare.cell_key(cell)
-        assert key["protocol"] == compare.PROTOCOL
+        key = cell_key(cell)
+        assert key["protocol"] == PROTOCOL
         assert "auto_rules" not in key
         legacy = {name: value for name, value in cell.items() if name != "protocol"}
-        assert compare.cell_key(legacy) == key
+        assert cell_key(legacy) == key
 
 
 def test_user_protocol_keys_differ_from_the_validation_keys():
@@ -43,16 +41,14 @@ def test_user_protocol_keys_differ_from_the_validation_keys():
     _, user = _cells([*argv, "--protocol", "user"])
     assert validation.keys() == user.keys()
     for index, cell in user.items():
-        key = compare.cell_key(cell)
+        key = cell_key(cell)
         if cell["model"] == "sparsetab":
-            assert key["protocol"] == compare.USER_PROTOCOL
+            assert key["protocol"] == USER_PROTOCOL
             assert isinstance(key["auto_rules"], str)
         else:
-            assert key["protocol"] == compare.USER_PEER_PROTOCOL
+            assert key["protocol"] == USER_PEER_PROTOCOL
             assert "auto_rules" not in key
-        assert compare.CellCache("unused").path(key) != compare.CellCache("unused").path(
-            compare.cell_key(validation[index])
-        )
+        assert CellCache("unused").path(key) != CellCache("unused").path(cell_key(validation[index]))
 
 
 def test_user_protocol_has_no_tuned_table():
@@ -98,13 +94,13 @@ def _data():
 def test_user_protocol_fits_sparsetab_on_all_training_rows_without_X_val():
     data = _data()
     stub = _Stub()
-    result = compare.fit_once(data, stub, "sparsetab", {}, "user")
+    result = fit_once(data, stub, "sparsetab", {}, "user")
     [(X, y, kwargs)] = stub.calls
     assert X is data["X_train"] and y is data["y_train"] and kwargs == {}
     assert result["train_rows"] == 40 and "train_metric1" in result
 
     stub = _Stub()
-    result = compare.fit_once(data, stub, "sparsetab", {})
+    result = fit_once(data, stub, "sparsetab", {})
     [(X, y, kwargs)] = stub.calls
     assert X is data["X_fit"] and set(kwargs) == {"X_val", "y_val"}
     assert "train_metric1" not in result
@@ -163,9 +159,9 @@ def test_catboost_key_leaves_out_threads_and_the_data_derived_categorical_column
     pytest.importorskip("catboost")
     cell = dict(dataset="adult", model="CatBoost", config="defaults", seed=1, quick=False, max_epochs=100, threads=2)
     data = dict(X_train=pd.DataFrame({"a": [1.0, 2.0], "b": ["x", "y"], "c": [True, False]}))
-    estimator, fit_params, key_params = compare.build(cell, "classification", data)
+    estimator, fit_params, key_params = build(cell, "classification", data)
     assert estimator.get_params()["cat_features"] == ["b", "c"]
     assert estimator.get_params()["thread_count"] == 2
     assert fit_params == {}
-    assert key_params == compare.build(dict(cell, threads=1), "classification")[2]
+    assert key_params == build(dict(cell, threads=1), "classification")[2]
     assert key_params["params"] == {"allow_writing_files": False, "random_seed": 1, "verbose": 0}

@@ -1,17 +1,11 @@
 """benchmarks/_mask_scores.py: the feature-selection scores of the Syn1-Syn6 benchmark, on hand-computed rows."""
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-_PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "_mask_scores.py"
-_SPEC = importlib.util.spec_from_file_location("_mask_scores", _PATH)
-mask_scores = importlib.util.module_from_spec(_SPEC)
-_SPEC.loader.exec_module(mask_scores)
+from benchmarks import _mask_scores as mask_scores
 
 IMPORTANCES = np.array(
     [
