@@ -7,12 +7,14 @@ The fixtures hand out read-only mappings: a test that changed a shared configura
 tests that run after it, in an order that pytest-randomly draws anew on every run.
 """
 
+import warnings
 from types import MappingProxyType
 
 import numpy as np
 import pandas as pd
 import pytest
 import torch
+from sklearn.exceptions import ConvergenceWarning
 
 # Small networks that fit in a fraction of a second; each test adds max_epochs and what it tests.
 FAST_PARAMS = MappingProxyType(dict(n_d=4, n_a=4, n_steps=2, virtual_batch_size=32, batch_size=64, random_state=0))
@@ -97,6 +99,22 @@ def classification_frame(n_rows=160, seed=0, missing_income_every=None):
         X.loc[::missing_income_every, "income"] = np.nan
     y = np.where((X["city"] == "Oslo") | (X["age"] > 55), "yes", "no")
     return X, y
+
+
+def score_classes(n_rows=96, n_classes=2, seed=0):
+    """Four normal columns and ``n_classes`` equal-sized classes cut from the score ``x0 + 0.5 x1``."""
+    rng = np.random.RandomState(seed)
+    X = rng.normal(size=(n_rows, 4))
+    score = X[:, 0] + 0.5 * X[:, 1]
+    y = np.digitize(score, np.quantile(score, np.linspace(0, 1, n_classes + 1)[1:-1]))
+    return X, y
+
+
+def quiet_fit(model, *args, **kwargs):
+    """``model.fit(*args, **kwargs)`` without its ConvergenceWarning (short fits stop at max_epochs on purpose)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return model.fit(*args, **kwargs)
 
 
 def training_config(**overrides):

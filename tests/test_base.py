@@ -20,23 +20,10 @@ from sklearn.exceptions import ConvergenceWarning, NotFittedError
 
 import sparsetab._inference
 from sparsetab import SparseTabNetClassifier, SparseTabNetRegressor, load_model
+from tests.conftest import quiet_fit, score_classes
 
 # Short fits stop at max_epochs on purpose; tests that check the warning use pytest.warns.
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
-
-
-def _data(n_rows=96, n_classes=2, seed=0):
-    rng = np.random.RandomState(seed)
-    X = rng.normal(size=(n_rows, 4))
-    score = X[:, 0] + 0.5 * X[:, 1]
-    y = np.digitize(score, np.quantile(score, np.linspace(0, 1, n_classes + 1)[1:-1]))
-    return X, y
-
-
-def _quiet_fit(model, *args, **kwargs):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        return model.fit(*args, **kwargs)
 
 
 # ----- the rows of weight 0 ---------------------------------------------------------------------
@@ -115,7 +102,7 @@ def test_callable_scorer_without_sample_weight_and_best_score_matches_restored_e
 def test_a_scorer_reads_the_validation_rows_validated_and_encoded_once(fast_params, monkeypatch, validation):
     # Issue 35: a scorer predicts on the validation rows every epoch; they are validated and encoded
     # once per member (here one), and the scores are those of predicting on them afresh.
-    X, y = _data(160)
+    X, y = score_classes(160)
     validated = []
     original = SparseTabNetClassifier._validate_X
 
@@ -134,10 +121,10 @@ def test_a_scorer_reads_the_validation_rows_validated_and_encoded_once(fast_para
         max_epochs=4, n_iter_no_change=1000, early_stopping=True, scoring=scorer, **fast_params
     )
     if validation == "X_val":
-        _quiet_fit(model, X[:120], y[:120], X_val=X[120:], y_val=y[120:])
+        quiet_fit(model, X[:120], y[:120], X_val=X[120:], y_val=y[120:])
         n_val = 40
     else:
-        _quiet_fit(model, X, y)
+        quiet_fit(model, X, y)
         n_val = 16  # validation_fraction 0.1 of 160 rows
     assert validated.count(n_val) == 1 and len(scores) == 4
     assert model.validation_scores_ == scores
@@ -153,9 +140,9 @@ def test_auto_refits_on_all_rows_and_keeps_the_first_pass_as_a_member(fast_param
     # then a new network on all 1,200 rows for best_iteration_ + 1 epochs, the schedule spanning them (the
     # fit that early_stopping=False with max_epochs=best_iteration_ + 1 gives); the first pass's network
     # stays as a second member and the predictions average the two.
-    X, y = _data(n_rows=1200)
+    X, y = score_classes(n_rows=1200)
     params = dict(fast_params, max_epochs=4, n_iter_no_change=1, batch_size=256)
-    auto = _quiet_fit(SparseTabNetClassifier(**params), X, y)
+    auto = quiet_fit(SparseTabNetClassifier(**params), X, y)
     refit_member, first_member = auto.network_.members
     epochs = auto.best_iteration_ + 1
     assert auto.n_iter_ == len(auto.loss_curve_) == epochs
@@ -163,7 +150,7 @@ def test_auto_refits_on_all_rows_and_keeps_the_first_pass_as_a_member(fast_param
     assert auto.ensemble_best_iteration_ == [auto.best_iteration_] * 2
     assert auto.best_validation_score_ == max(auto.validation_scores_)
     assert auto.n_ensemble == 1 and auto.batch_size_ == 256
-    refit = _quiet_fit(SparseTabNetClassifier(**dict(params, early_stopping=False, max_epochs=epochs)), X, y)
+    refit = quiet_fit(SparseTabNetClassifier(**dict(params, early_stopping=False, max_epochs=epochs)), X, y)
     assert refit.validation_scores_ is None and refit.best_iteration_ is None
     assert auto.loss_curve_ == refit.loss_curve_
     for name, value in refit.network_.state_dict().items():
@@ -175,35 +162,35 @@ def test_auto_refits_on_all_rows_and_keeps_the_first_pass_as_a_member(fast_param
     explanation = auto.explain(X[:5])  # the members' mean: every step's mask and the importances sum to 1
     np.testing.assert_allclose(explanation["step_masks"].sum(axis=-1), 1.0, rtol=0, atol=1e-5)
     np.testing.assert_allclose(explanation["importances"].sum(axis=1), 1.0, rtol=0, atol=1e-5)
-    tiny = _quiet_fit(SparseTabNetClassifier(**params), X[:999], y[:999])
+    tiny = quiet_fit(SparseTabNetClassifier(**params), X[:999], y[:999])
     assert tiny.validation_scores_ is None and tiny.n_iter_ == 4  # under 1,000 rows every row trains, no refit
     assert not hasattr(tiny.network_, "members")
 
 
 def test_auto_refit_survives_model_files_pickles_and_continued_fits(fast_params, tmp_path):
-    X, y = _data(n_rows=1200)
-    model = _quiet_fit(SparseTabNetClassifier(max_epochs=3, n_iter_no_change=1, **fast_params), X, y)
+    X, y = score_classes(n_rows=1200)
+    model = quiet_fit(SparseTabNetClassifier(max_epochs=3, n_iter_no_change=1, **fast_params), X, y)
     path = tmp_path / "model.sparsetab"
     model.save_model(path)
     for restored in (load_model(path), pickle.loads(pickle.dumps(model))):
         np.testing.assert_array_equal(restored.predict_proba(X), model.predict_proba(X))
         assert restored.ensemble_n_iter_ == model.ensemble_n_iter_
     before = model.ensemble_n_iter_
-    _quiet_fit(load_model(path).set_params(warm_start=True, max_epochs=1), X, y)  # n_ensemble=1 is no change
+    quiet_fit(load_model(path).set_params(warm_start=True, max_epochs=1), X, y)  # n_ensemble=1 is no change
     model.partial_fit(X, y)
     assert model.ensemble_n_iter_ == [count + 1 for count in before]  # every member continues
 
 
 def test_auto_refit_takes_the_epoch_the_scores_chose(fast_params):
     # The scorer decides: its best score is at the second epoch, so the refit runs 2 epochs.
-    X, y = _data(n_rows=1200)
+    X, y = score_classes(n_rows=1200)
     scores = iter([0.2, 0.9, 0.1, 0.3])
 
     def scorer(estimator, X_val, y_val):
         assert len(X_val) == 120  # validation_fraction of the rows, held out in the first pass only
         return next(scores)
 
-    model = _quiet_fit(SparseTabNetClassifier(max_epochs=4, n_iter_no_change=1000, scoring=scorer, **fast_params), X, y)
+    model = quiet_fit(SparseTabNetClassifier(max_epochs=4, n_iter_no_change=1000, scoring=scorer, **fast_params), X, y)
     assert model.validation_scores_ == [0.2, 0.9, 0.1, 0.3] and model.best_iteration_ == 1
     assert model.best_validation_score_ == 0.9
     assert model.n_iter_ == 2
@@ -211,8 +198,8 @@ def test_auto_refit_takes_the_epoch_the_scores_chose(fast_params):
 
 def test_auto_refit_gives_each_member_its_own_count(fast_params):
     # n_ensemble=2: two refit members, each for its own first-pass member's count, then the two first-pass members.
-    X, y = _data(n_rows=1200)
-    model = _quiet_fit(SparseTabNetClassifier(max_epochs=4, n_ensemble=2, n_iter_no_change=1, **fast_params), X, y)
+    X, y = score_classes(n_rows=1200)
+    model = quiet_fit(SparseTabNetClassifier(max_epochs=4, n_ensemble=2, n_iter_no_change=1, **fast_params), X, y)
     best = model.ensemble_best_iteration_
     assert len(model.network_) == 4 and best[:2] == best[2:] and None not in best
     assert model.ensemble_n_iter_[:2] == [count + 1 for count in best[:2]]
@@ -223,7 +210,7 @@ def test_auto_refit_gives_each_member_its_own_count(fast_params):
 def test_auto_refit_says_so_and_does_not_advise_more_epochs(fast_params, capsys):
     # The refit ends at the count it was given: no ConvergenceWarning comes from it (the first pass, whose
     # validation score was still improving at max_epochs, warns once).
-    X, y = _data(n_rows=1200)
+    X, y = score_classes(n_rows=1200)
     model = SparseTabNetClassifier(max_epochs=2, n_iter_no_change=1000, verbose=1, **fast_params)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -240,17 +227,17 @@ def test_auto_refit_says_so_and_does_not_advise_more_epochs(fast_params, capsys)
 
 def test_warm_start_continues_without_a_refit(fast_params):
     # A continued fit trains the fitted network on every row (no held-out rows, no new network).
-    X, y = _data(n_rows=1200)
-    model = _quiet_fit(SparseTabNetClassifier(max_epochs=3, n_iter_no_change=1, warm_start=True, **fast_params), X, y)
+    X, y = score_classes(n_rows=1200)
+    model = quiet_fit(SparseTabNetClassifier(max_epochs=3, n_iter_no_change=1, warm_start=True, **fast_params), X, y)
     before = model.ensemble_n_iter_
     members = list(model.network_.members)
-    _quiet_fit(model.set_params(max_epochs=2), X, y)
+    quiet_fit(model.set_params(max_epochs=2), X, y)
     assert list(model.network_.members) == members and model.ensemble_n_iter_ == [count + 2 for count in before]
 
 
 # ----- continued fits: partial_fit and warm_start -----------------------------------------------
 def test_partial_fit_first_batch_may_lack_classes(fast_params):
-    X, y = _data(n_classes=3)
+    X, y = score_classes(n_classes=3)
     model = SparseTabNetClassifier(**fast_params)
     model.partial_fit(X[y < 2], y[y < 2], classes=np.array([2, 0, 1]))
     np.testing.assert_array_equal(model.classes_, [0, 1, 2])
@@ -260,7 +247,7 @@ def test_partial_fit_first_batch_may_lack_classes(fast_params):
 
 
 def test_partial_fit_argument_errors(fast_params):
-    X, y = _data(n_classes=3)
+    X, y = score_classes(n_classes=3)
     with pytest.raises(ValueError, match="classes must be passed on the first call to partial_fit"):
         SparseTabNetClassifier(**fast_params).partial_fit(X, y)
     with pytest.raises(ValueError, match="partial_fit does not support early_stopping=True"):
@@ -282,8 +269,8 @@ def test_partial_fit_argument_errors(fast_params):
 
 
 def test_warm_start_requires_the_same_columns_classes_and_network(fast_params):
-    X, y = _data(n_classes=3)
-    model = _quiet_fit(SparseTabNetClassifier(max_epochs=2, warm_start=True, **fast_params), X, y)
+    X, y = score_classes(n_classes=3)
+    model = quiet_fit(SparseTabNetClassifier(max_epochs=2, warm_start=True, **fast_params), X, y)
     with pytest.raises(ValueError, match=r"warm_start can only be used where y has the same classes"):
         model.fit(X[y < 2], y[y < 2])
     with pytest.raises(ValueError, match="X has 3 features"):
@@ -292,7 +279,7 @@ def test_warm_start_requires_the_same_columns_classes_and_network(fast_params):
     with pytest.raises(ValueError, match=r"built with n_d=4; it is now n_d=8"):
         model.fit(X, y)
     model.set_params(n_d=4)
-    _quiet_fit(model, X, y)
+    quiet_fit(model, X, y)
     assert model.n_iter_ == 4
 
 
@@ -301,9 +288,9 @@ def test_partial_fit_defers_the_importances_to_their_first_access(tmp_path, monk
 
     from sparsetab import load_model
 
-    X, y = _data(200)
+    X, y = score_classes(200)
     params = dict(n_d=4, n_a=4, n_steps=2, random_state=0, early_stopping=False, learning_rate_schedule="constant")
-    fitted = _quiet_fit(SparseTabNetClassifier(max_epochs=3, **params), X, y)
+    fitted = quiet_fit(SparseTabNetClassifier(max_epochs=3, **params), X, y)
     model = SparseTabNetClassifier(max_epochs=3, **params)
     calls = []
     original = sparsetab._inference.importances_of
@@ -351,7 +338,7 @@ def test_device_and_tags():
 def test_a_scorer_gets_the_users_own_rows_of_y_for_the_held_out_rows(fast_params):
     # Issue 35: the held-out rows are taken by index from the y the user gave (a Series of strings,
     # with a zero-weight row dropped first), not encoded, split and decoded back.
-    X, y_codes = _data(161)
+    X, y_codes = score_classes(161)
     y = pd.Series(np.where(y_codes == 1, "yes", "no"), index=np.arange(1000, 1161), name="answer")
     weights = np.ones(161)
     weights[5] = 0.0
@@ -362,7 +349,7 @@ def test_a_scorer_gets_the_users_own_rows_of_y_for_the_held_out_rows(fast_params
         return float(np.mean(estimator.predict(X_score) == np.asarray(y_score)))
 
     model = SparseTabNetClassifier(max_epochs=2, early_stopping=True, scoring=scorer, **fast_params)
-    _quiet_fit(model, X, y, sample_weight=weights)
+    quiet_fit(model, X, y, sample_weight=weights)
     held_out = seen[0]
     assert isinstance(held_out, pd.Series) and held_out.name == "answer" and len(held_out) == 16
     assert 1005 not in held_out.index  # the zero-weight row is not scored

@@ -19,27 +19,14 @@ import sparsetab._runtime
 from sparsetab import SparseTabNetClassifier, SparseTabNetRegressor
 from sparsetab._runtime import torch_threads
 from sparsetab.network import TabNet
-
-
-def _data(n_rows=96, n_classes=2, seed=0):
-    rng = np.random.RandomState(seed)
-    X = rng.normal(size=(n_rows, 4))
-    score = X[:, 0] + 0.5 * X[:, 1]
-    y = np.digitize(score, np.quantile(score, np.linspace(0, 1, n_classes + 1)[1:-1]))
-    return X, y
-
-
-def _quiet_fit(model, *args, **kwargs):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        return model.fit(*args, **kwargs)
+from tests.conftest import quiet_fit, score_classes
 
 
 # ----- partial_fit ----------------------------------------------------------------------------
 def test_partial_fit_calls_equal_fit_epochs(fast_params):
-    X, y = _data()
+    X, y = score_classes()
     params = dict(fast_params, early_stopping=False, n_iter_no_change=100)
-    fitted = _quiet_fit(SparseTabNetClassifier(max_epochs=3, **params), X, y)
+    fitted = quiet_fit(SparseTabNetClassifier(max_epochs=3, **params), X, y)
     model = SparseTabNetClassifier(max_epochs=3, **params)  # the schedule spans max_epochs
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)  # partial_fit never tests convergence
@@ -55,7 +42,7 @@ def test_partial_fit_calls_equal_fit_epochs(fast_params):
 
 
 def test_partial_fit_regressor_extends_history_and_keeps_target_scaling(fast_params):
-    X, _ = _data()
+    X, _ = score_classes()
     y = 100.0 + 10.0 * X[:, 0]
     model = SparseTabNetRegressor(**fast_params)
     model.partial_fit(X, y)
@@ -69,44 +56,44 @@ def test_partial_fit_regressor_extends_history_and_keeps_target_scaling(fast_par
 
 # ----- warm_start -----------------------------------------------------------------------------
 def test_warm_start_continues_from_the_current_weights(fast_params):
-    X, y = _data()
+    X, y = score_classes()
     params = dict(fast_params, early_stopping=False, n_iter_no_change=100)
 
     def weights(model):
         return {name: value.detach().clone() for name, value in model.network_.named_parameters()}
 
-    model = _quiet_fit(SparseTabNetClassifier(max_epochs=3, warm_start=True, **params), X, y)
+    model = quiet_fit(SparseTabNetClassifier(max_epochs=3, warm_start=True, **params), X, y)
     trained, curve, network = weights(model), list(model.loss_curve_), model.network_
     # With a vanishing learning rate the second fit leaves the weights where they were: it started
     # from the trained ones (only the batch norm statistics move).
-    _quiet_fit(model.set_params(learning_rate=1e-12, max_epochs=2), X, y)
+    quiet_fit(model.set_params(learning_rate=1e-12, max_epochs=2), X, y)
     assert model.network_ is network
     assert model.n_iter_ == 5 and model.loss_curve_[:3] == curve
     assert model.entmax_alpha_history_.shape == (5, 2)
     for name, value in weights(model).items():
         torch.testing.assert_close(value, trained[name], atol=1e-6, rtol=0, msg=name)
     # Without warm_start the same call builds a new network, far from the trained one.
-    _quiet_fit(model.set_params(warm_start=False), X, y)
+    quiet_fit(model.set_params(warm_start=False), X, y)
     assert model.n_iter_ == 2 and model.network_ is not network
     assert max(float((value - trained[name]).abs().max()) for name, value in weights(model).items()) > 1e-3
 
 
 def test_warm_start_refuses_new_step_gates_and_takes_a_new_lambda_gate(fast_params):
-    X, y = _data()
-    model = _quiet_fit(SparseTabNetClassifier(max_epochs=1, warm_start=True, **fast_params), X, y)
+    X, y = score_classes()
+    model = quiet_fit(SparseTabNetClassifier(max_epochs=1, warm_start=True, **fast_params), X, y)
     model.set_params(step_gates="sigmoid")
     with pytest.raises(ValueError, match=r"built with step_gates=None; it is now step_gates='sigmoid'"):
         model.fit(X, y)
-    gated = _quiet_fit(SparseTabNetClassifier(max_epochs=1, warm_start=True, step_gates="sigmoid", **fast_params), X, y)
-    _quiet_fit(gated.set_params(lambda_gate=0.5), X, y)  # a training setting: the next steps use it
+    gated = quiet_fit(SparseTabNetClassifier(max_epochs=1, warm_start=True, step_gates="sigmoid", **fast_params), X, y)
+    quiet_fit(gated.set_params(lambda_gate=0.5), X, y)  # a training setting: the next steps use it
     assert gated.n_iter_ == 2
 
 
 def test_warm_start_with_validation_pads_earlier_epochs_with_nan(fast_params):
-    X, y = _data()
-    model = _quiet_fit(SparseTabNetClassifier(max_epochs=2, early_stopping=False, warm_start=True, **fast_params), X, y)
+    X, y = score_classes()
+    model = quiet_fit(SparseTabNetClassifier(max_epochs=2, early_stopping=False, warm_start=True, **fast_params), X, y)
     assert model.validation_scores_ is None and model.best_iteration_ is None
-    _quiet_fit(model.set_params(early_stopping="auto", max_epochs=3), X[:64], y[:64], X_val=X[64:], y_val=y[64:])
+    quiet_fit(model.set_params(early_stopping="auto", max_epochs=3), X[:64], y[:64], X_val=X[64:], y_val=y[64:])
     assert model.n_iter_ == 5
     assert np.isnan(model.validation_scores_[:2]).all() and np.isfinite(model.validation_scores_[2:]).all()
     assert 2 <= model.best_iteration_ <= 4
@@ -116,7 +103,7 @@ def test_warm_start_with_validation_pads_earlier_epochs_with_nan(fast_params):
 
 # ----- stopping -------------------------------------------------------------------------------
 def test_training_loss_plateau_stops_without_early_stopping(fast_params):
-    X, y = _data()
+    X, y = score_classes()
     # tol larger than any possible improvement: no epoch after the first improves. 96 rows in batches of 2 give
     # 48 steps an epoch, so the patience is max(2, ceil(200 / 48)) = 5 epochs.
     params = {**fast_params, "batch_size": 2, "virtual_batch_size": 2}
@@ -130,7 +117,7 @@ def test_training_loss_plateau_stops_without_early_stopping(fast_params):
 
 
 def test_convergence_warning_when_max_epochs_is_hit(fast_params):
-    X, y = _data()
+    X, y = score_classes()
     model = SparseTabNetClassifier(max_epochs=2, early_stopping=False, n_iter_no_change=100, **fast_params)
     with pytest.warns(
         ConvergenceWarning, match="max_epochs=2 reached and the training loss was still improving"
@@ -141,7 +128,7 @@ def test_convergence_warning_when_max_epochs_is_hit(fast_params):
 
 
 def test_keyboard_interrupt_with_early_stopping_keeps_the_best_epoch(fast_params):
-    X, y = _data()
+    X, y = score_classes()
     X_val, y_val = X[64:], y[64:]
     snapshots = []
 
@@ -161,7 +148,7 @@ def test_keyboard_interrupt_with_early_stopping_keeps_the_best_epoch(fast_params
 
 
 def test_keyboard_interrupt_in_the_first_epoch_records_no_validation_scores(fast_params):
-    X, y = _data()
+    X, y = score_classes()
 
     def scorer(estimator, X, y):
         raise KeyboardInterrupt
@@ -174,7 +161,7 @@ def test_keyboard_interrupt_in_the_first_epoch_records_no_validation_scores(fast
 
 
 def test_keyboard_interrupt_without_early_stopping_leaves_a_usable_model(fast_params):
-    X, y = _data()
+    X, y = score_classes()
     calls = []
 
     def scorer(estimator, X, y):
@@ -192,8 +179,8 @@ def test_keyboard_interrupt_without_early_stopping_leaves_a_usable_model(fast_pa
 
 # ----- verbose --------------------------------------------------------------------------------
 def test_verbose_zero_prints_nothing(capsys, fast_params):
-    X, y = _data()
-    _quiet_fit(
+    X, y = score_classes()
+    quiet_fit(
         SparseTabNetClassifier(max_epochs=2, verbose=0, **fast_params), X[:64], y[:64], X_val=X[64:], y_val=y[64:]
     )
     SparseTabNetClassifier(verbose=0, **fast_params).partial_fit(X, y, classes=[0, 1])
@@ -202,9 +189,9 @@ def test_verbose_zero_prints_nothing(capsys, fast_params):
 
 
 def test_verbose_one_prints_one_line_per_epoch(capsys, fast_params):
-    X, y = _data()
+    X, y = score_classes()
     model = SparseTabNetClassifier(max_epochs=3, verbose=1, n_iter_no_change=100, **fast_params)
-    _quiet_fit(model, X[:64], y[:64], X_val=X[64:], y_val=y[64:])
+    quiet_fit(model, X[:64], y[:64], X_val=X[64:], y_val=y[64:])
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 4  # 3 epochs and the closing line
     for epoch, line in enumerate(lines[:3], start=1):
@@ -222,7 +209,7 @@ def test_verbose_one_prints_one_line_per_epoch(capsys, fast_params):
 
 # ----- n_jobs ---------------------------------------------------------------------------------
 def test_n_jobs_sets_torch_threads_inside_fit_and_predict_only(fast_params):
-    X, y = _data()
+    X, y = score_classes()
     before = torch.get_num_threads()
     n_jobs = 1 if before != 1 else 2
     seen = []
@@ -231,7 +218,7 @@ def test_n_jobs_sets_torch_threads_inside_fit_and_predict_only(fast_params):
         seen.append(torch.get_num_threads())
         return 0.0
 
-    model = _quiet_fit(
+    model = quiet_fit(
         SparseTabNetClassifier(max_epochs=2, n_jobs=n_jobs, scoring=scorer, **fast_params),
         X[:64],
         y[:64],
@@ -256,7 +243,7 @@ def test_n_jobs_sets_torch_threads_inside_fit_and_predict_only(fast_params):
 
 
 def test_n_jobs_none_leaves_the_thread_count_and_threads_are_restored_on_errors(fast_params):
-    X, y = _data()
+    X, y = score_classes()
     before = torch.get_num_threads()
     seen = []
 
@@ -285,25 +272,25 @@ def test_n_jobs_none_leaves_the_thread_count_and_threads_are_restored_on_errors(
 
 # ----- device ---------------------------------------------------------------------------------
 def test_device_auto_and_torch_device(monkeypatch, fast_params):
-    X, y = _data()
+    X, y = score_classes()
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    model = _quiet_fit(SparseTabNetClassifier(max_epochs=1, device="auto", **fast_params), X, y)
+    model = quiet_fit(SparseTabNetClassifier(max_epochs=1, device="auto", **fast_params), X, y)
     assert model._device == torch.device("cpu") and model.device == "auto"
     assert next(model.network_.parameters()).device == torch.device("cpu")
-    reference = _quiet_fit(SparseTabNetClassifier(max_epochs=1, device=torch.device("cpu"), **fast_params), X, y)
+    reference = quiet_fit(SparseTabNetClassifier(max_epochs=1, device=torch.device("cpu"), **fast_params), X, y)
     np.testing.assert_array_equal(model.predict_proba(X), reference.predict_proba(X))
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without CUDA")
 @pytest.mark.parametrize("device", ["cuda", "cuda:1", "nowhere", "meta"])
 def test_unavailable_device_is_an_error_not_a_fallback(device, fast_params):
-    X, y = _data()
+    X, y = score_classes()
     with pytest.raises(ValueError, match=rf"device={device!r} is not usable here.*accepted: 'cpu', 'cuda', 'cuda:N'"):
         SparseTabNetClassifier(max_epochs=1, device=device, **fast_params).fit(X, y)
 
 
 def test_pickle_stores_tensors_for_the_cpu_and_continues_partial_fit(fast_params):
-    X, y = _data()
+    X, y = score_classes()
     model = SparseTabNetClassifier(**fast_params)
     for _ in range(2):
         model.partial_fit(X, y, classes=[0, 1])
@@ -319,8 +306,8 @@ def test_pickle_stores_tensors_for_the_cpu_and_continues_partial_fit(fast_params
 
 
 def test_model_fitted_on_a_gpu_unpickles_on_a_cpu_only_machine(monkeypatch, fast_params):
-    X, y = _data()
-    model = _quiet_fit(SparseTabNetClassifier(max_epochs=2, **fast_params), X, y)
+    X, y = score_classes()
+    model = quiet_fit(SparseTabNetClassifier(max_epochs=2, **fast_params), X, y)
     expected = model.predict_proba(X)
     model._device = torch.device("cuda", 0)  # as recorded by a fit on a GPU
     loads = []
@@ -394,13 +381,13 @@ def test_a_seeded_fit_is_the_same_whatever_other_threads_draw(estimator):
 
     from sparsetab import SparseTabNetPretrainer
 
-    X, y = _data(160)
+    X, y = score_classes(160)
     params = dict(n_d=4, n_a=4, n_steps=2, max_epochs=3, random_state=7, numerical_embedding="periodic")
 
     def fit():
         if estimator == "pretrainer":
             return SparseTabNetPretrainer(**params).fit(X).transform(X)
-        return _quiet_fit(SparseTabNetClassifier(**params), X, y).predict_proba(X)
+        return quiet_fit(SparseTabNetClassifier(**params), X, y).predict_proba(X)
 
     alone = fit()
     stop, results = threading.Event(), [None, None]

@@ -12,7 +12,8 @@ from sparsetab._training.early_stopping import (
     snapshot,
     warn_at_max_epochs,
 )
-from sparsetab._training.records import TrainingConfig, TrainingHistory
+from sparsetab._training.records import TrainingHistory
+from tests.conftest import training_config
 
 
 def _network(value):
@@ -79,31 +80,15 @@ def test_patience_is_at_least_the_minimum_number_of_steps(n_iter_no_change, step
     assert patience_epochs(n_iter_no_change, steps_per_epoch) == expected
 
 
-def _config(**changes):
-    values = dict(
-        batch_size=8,
-        max_epochs=5,
-        learning_rate=0.01,
-        learning_rate_decay=0.9,
-        max_grad_norm=None,
-        lambda_sparse=0.0,
-        n_iter_no_change=10,
-        tol=1e-4,
-        early_stopping=False,
-        verbose=0,
-    )
-    return TrainingConfig(**{**values, **changes})
-
-
 def test_max_epochs_advises_more_epochs_only_while_the_validation_score_peaks_late():
     late = TrainingHistory(validation_scores=[0.1, 0.2, 0.3, 0.4, 0.5])
     with pytest.warns(ConvergenceWarning, match="Consider raising max_epochs"):
-        warn_at_max_epochs(late, _config(), early_stopping=False, patience=2)
+        warn_at_max_epochs(late, training_config(), early_stopping=False, patience=2)
     early = TrainingHistory(validation_scores=[0.5, 0.4, 0.3, 0.2, 0.1])
     with pytest.warns(UserWarning, match="peaked at epoch 1") as record:
-        warn_at_max_epochs(early, _config(), early_stopping=False, patience=2)
+        warn_at_max_epochs(early, training_config(), early_stopping=False, patience=2)
     assert not any(issubclass(item.category, ConvergenceWarning) for item in record)
     # Under early stopping the best epoch's weights were kept: nothing to say.
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        warn_at_max_epochs(early, _config(early_stopping=True), early_stopping=True, patience=2)
+        warn_at_max_epochs(early, training_config(early_stopping=True), early_stopping=True, patience=2)

@@ -3,24 +3,13 @@ import math
 import pytest
 import torch
 
-from sparsetab._training.records import TrainingConfig
 from sparsetab._training.schedule import LearningRateSchedule, make_optimizer
+from tests.conftest import training_config
 
 
 def _config(**changes):
-    values = dict(
-        batch_size=8,
-        max_epochs=4,
-        learning_rate=0.1,
-        learning_rate_decay=0.5,
-        max_grad_norm=None,
-        lambda_sparse=0.0,
-        n_iter_no_change=10,
-        tol=1e-4,
-        early_stopping=False,
-        verbose=0,
-    )
-    return TrainingConfig(**{**values, **changes})
+    # A 4-epoch schedule at rate 0.1 whose exponential decay halves it each epoch.
+    return training_config(**{"max_epochs": 4, "learning_rate": 0.1, "learning_rate_decay": 0.5, **changes})
 
 
 def _optimizer(config):
