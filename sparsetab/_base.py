@@ -88,9 +88,9 @@ class _FitCall:
     """What one call of ``fit`` / ``partial_fit`` trains on, filled in stage by stage (``_fit_prepared``).
 
     ``frame``, ``targets`` and ``weights`` are the training rows after the zero-weight drop and the
-    hold-out; ``rows_kept`` the positions in the given rows of those left after the zero-weight drop
-    (before the hold-out); the ``*_val`` fields the validation rows (None without early stopping or
-    ``X_val``);
+    hold-out; ``rows_kept`` the positions, in ``given_rows`` (the rows after ``sample_weight == 0``
+    was dropped), of the rows left after the class-weight-0 drop and before the hold-out; the
+    ``*_val`` fields the validation rows (None without early stopping or ``X_val``);
     ``chosen_epochs`` and ``stopped_by`` collect, member by member, the epoch count early stopping
     chose and why a member stopped early.
     """
@@ -131,7 +131,9 @@ class BaseSparseTabNet(*((CallbackSupportMixin,) if CallbackSupportMixin is not 
 
     Every public method of the two estimators that does not depend on the target lives here, as
     a thin method with its docstring; the work is done below by functions: the fit stages by the
-    training loop (:mod:`sparsetab._training`) and the ensemble's (:mod:`sparsetab._ensemble`),
+    training loop (:mod:`sparsetab._training`), the recipe shared with the pretrainer (seed,
+    encoding, hold-out, network build: :mod:`sparsetab._recipe`) and the ensemble's
+    (:mod:`sparsetab._ensemble`),
     predictions and explanations by :mod:`sparsetab._inference`, files by
     :mod:`sparsetab._persistence`. Its bases are scikit-learn's only. Pickling follows one
     protocol, :mod:`sparsetab._persistence.compat`, which also holds what models of earlier
@@ -694,6 +696,7 @@ class BaseSparseTabNet(*((CallbackSupportMixin,) if CallbackSupportMixin is not 
             pretrained_config=None if pretrainer is None else pretrainer._network_config,
             n_efficient_members=n_efficient_members,
         )
+        # Kept as a fitted attribute, as every release has: model files and pickles hold it.
         self._attention_groups = self._network_config["attention_groups"]
         self.network_ = build_tabnet(self._network_config, torch.Generator().manual_seed(seed), edges)
         if pretrainer is not None:

@@ -283,6 +283,8 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
     scoring : "loss", str or callable, default="loss"
         Validation score: ``"loss"`` is the negative weighted validation loss; otherwise a
         scikit-learn scorer name or a callable ``scorer(estimator, X, y, sample_weight=...)``.
+        It is given the validation rows as the user passed them: ``X_val`` and ``y_val``, or
+        the held-out rows of ``X`` and ``y`` (a pandas object keeps its index).
     class_weight : dict, list of dict, "balanced" or None, default=None
         Weights of the classes in the loss, multiplied with ``sample_weight`` (computed with
         :func:`sklearn.utils.class_weight.compute_sample_weight`). For a 1-D ``y``: a dict
@@ -1003,6 +1005,8 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
     scoring : "loss", str or callable, default="loss"
         Validation score: ``"loss"`` is the negative weighted validation loss; otherwise a
         scikit-learn scorer name or a callable ``scorer(estimator, X, y, sample_weight=...)``.
+        It is given the validation rows as the user passed them: ``X_val`` and ``y_val``, or
+        the held-out rows of ``X`` and ``y`` (a pandas object keeps its index).
     random_state : int, RandomState instance or None, default=None
         Seeds the weights, the shuffling and the validation split. Every draw of a fit comes
         from generators the fit owns (the initial weights included), so the global RNGs of
