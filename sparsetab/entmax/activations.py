@@ -170,7 +170,7 @@ class SparsemaxFunction(_ThresholdFunction):
 
     @staticmethod
     def forward(X, dim=-1, k=None):
-        """Solve sparsemax of ``X`` along ``dim`` by the sort-free iteration.
+        """Solve sparsemax of ``X`` along ``dim``: sort-free on the CPU, by sorting elsewhere.
 
         Parameters
         ----------
@@ -217,7 +217,7 @@ class Entmax15Function(_ThresholdFunction):
 
     @staticmethod
     def forward(X, dim=-1, k=None):
-        """Solve 1.5-entmax of ``X`` along ``dim`` by the sort-free iteration.
+        """Solve 1.5-entmax of ``X`` along ``dim``: sort-free on the CPU, by sorting elsewhere.
 
         Parameters
         ----------
@@ -304,8 +304,12 @@ def sparsemax(X, dim=-1, k=None, training=True):
     |{x > tau}|``, started below the threshold (at that of the two largest
     scores alone): a handful of vectorised passes over the scores, and exact
     -- the threshold of the exact support -- once the support stops changing.
-    With ``training=False`` it is read off the sorted scores with plain torch
-    ops (Martins & Astudillo, 2016, Alg. 1).
+    That is on the CPU. On other devices (a GPU), where each convergence test
+    would make the host wait for the device, ``training=True`` reads the
+    threshold off the sorted scores instead (one sort, a cumulative sum and a
+    gather; nothing read back, so a captured CUDA graph can hold it), with the
+    same backward. With ``training=False`` it is read off the sorted scores
+    with plain torch ops (Martins & Astudillo, 2016, Alg. 1).
 
     Parameters
     ----------
@@ -387,9 +391,10 @@ def entmax15(X, dim=-1, k=None, training=True):
     stops once a step is below ``sqrt(eps) / 8``. Entries misclassified at
     that point lie within that distance of ``tau`` and, the mass being
     quadratic there, move it by ``O(eps / 64)``: the result equals the
-    sort-based one to floating-point precision. With ``training=False`` the
-    threshold is read off the sorted scores with plain torch ops (Peters et
-    al., 2019, Alg. 2).
+    sort-based one to floating-point precision. That is on the CPU; on other
+    devices ``training=True`` sorts, as :func:`sparsemax` explains. With
+    ``training=False`` the threshold is read off the sorted scores with plain
+    torch ops (Peters et al., 2019, Alg. 2).
 
     Parameters
     ----------

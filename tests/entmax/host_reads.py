@@ -1,4 +1,4 @@
-"""Helpers of the tests of the solvers' convergence tests: count host reads, and force blocked tests on the CPU."""
+"""Helpers of the tests of the solvers: count host reads, and run on the CPU the paths other devices take."""
 
 import contextlib
 from unittest import mock
@@ -15,6 +15,26 @@ def convergence_tests(blocked):
     if not blocked:
         return contextlib.nullcontext()
     return mock.patch.object(kernels, "PER_PASS_TEST_DEVICES", frozenset())
+
+
+# On a device other than the CPU (a GPU), sparsemax and 1.5-entmax sort instead of iterating; the tests run
+# that path on the CPU too.
+def sorting_on_the_cpu():
+    """Make sparsemax and 1.5-entmax take the sort-based solvers on the CPU, as on a GPU."""
+    return mock.patch.object(kernels, "SORT_FREE_DEVICES", frozenset())
+
+
+#: The three ways sparsemax and 1.5-entmax can be solved: sort-free with a convergence test after every pass
+#: (the CPU), sort-free with tests in blocks (reachable only through the kernels' device sets), by sorting
+#: (every other device).
+SOLVER_PATHS = ("per_pass", "blocked", "sorting")
+
+
+def solver_path(path):
+    """Run sparsemax and 1.5-entmax by one of :data:`SOLVER_PATHS` on the CPU."""
+    if path == "sorting":
+        return sorting_on_the_cpu()
+    return convergence_tests(path == "blocked")
 
 
 SYNC_CALLS = ("__bool__", "__float__", "__int__", "__index__", "item", "tolist")

@@ -12,20 +12,22 @@ from torch.testing import assert_close
 
 import sparsetab.entmax._threshold_kernels as kernels
 from sparsetab.entmax._threshold_kernels import (
+    entmax15_by_sorting,
     entmax15_closed_form,
     entmax15_sortfree,
     entmax_threshold_and_support,
     safe_sqrt,
+    sparsemax_by_sorting,
     sparsemax_closed_form,
     sparsemax_sortfree,
     sparsemax_threshold_and_support,
 )
-from tests.entmax.entmax_reference import SETTINGS, matrices
-from tests.entmax.host_reads import convergence_tests, counted_host_reads
+from tests.entmax.entmax_reference import SETTINGS, matrices, seeded
+from tests.entmax.host_reads import SOLVER_PATHS, convergence_tests, counted_host_reads, solver_path, sorting_on_the_cpu
 
 F64 = torch.float64
 KS = [None, 1, 2, 3, 100]
-SOLVER_TESTS = pytest.mark.parametrize("blocked", [False, True], ids=["per_pass", "blocked"])
+SOLVER_TESTS = pytest.mark.parametrize("path", SOLVER_PATHS)
 
 # ---------------------------------------------------------------- reference
 
@@ -156,10 +158,10 @@ def test_entmax_threshold_matches_the_reference(X, k):
 @SOLVER_TESTS
 @SETTINGS
 @given(X=matrices, k=st.sampled_from(KS))
-def test_sparsemax_sortfree_and_closed_form_match_the_reference(X, k, blocked):
+def test_sparsemax_sortfree_and_closed_form_match_the_reference(X, k, path):
     ref_tau, _ = reference_thresholds(X, reference_sparsemax_threshold)
     expected = torch.clamp(X - ref_tau, min=0)
-    with convergence_tests(blocked):
+    with solver_path(path):
         P, support = sparsemax_sortfree(X, -1, k, keep_support=True)
     assert_close(P, expected, atol=1e-12, rtol=0)
     assert torch.equal(support, (P > 0).to(F64))
@@ -169,10 +171,10 @@ def test_sparsemax_sortfree_and_closed_form_match_the_reference(X, k, blocked):
 @SOLVER_TESTS
 @SETTINGS
 @given(X=matrices, k=st.sampled_from(KS))
-def test_entmax15_sortfree_and_closed_form_match_the_reference(X, k, blocked):
+def test_entmax15_sortfree_and_closed_form_match_the_reference(X, k, path):
     ref_tau, _ = reference_thresholds(X / 2, reference_entmax_threshold)
     expected = torch.clamp(X / 2 - ref_tau, min=0) ** 2
-    with convergence_tests(blocked):
+    with solver_path(path):
         P, root = entmax15_sortfree(X, -1, k, keep_root=True)
     assert_close(P, expected, atol=1e-12, rtol=0)
     assert_close(root * root, P, atol=1e-15, rtol=0)
@@ -194,13 +196,13 @@ def test_kernels_agree_along_any_dim(X, dim):
 
 @SOLVER_TESTS
 @pytest.mark.parametrize("sortfree", [sparsemax_sortfree, entmax15_sortfree])
-def test_rows_left_unsettled_are_finished_by_sorting_identically_for_every_k(sortfree, monkeypatch, blocked):
+def test_rows_left_unsettled_are_finished_by_sorting_identically_for_every_k(sortfree, monkeypatch, path):
     X = torch.randn(6, 30, dtype=F64, generator=torch.Generator().manual_seed(3))
     X[2] = -math.inf
     X[4, :5] = -math.inf
     expected = sortfree(X, -1, None)[0]
     monkeypatch.setattr(kernels, "_MAX_ITER", 1)
-    with convergence_tests(blocked):
+    with solver_path(path):
         results = [sortfree(X, -1, k)[0] for k in KS]
     for P in results:
         assert_close(P, expected, atol=1e-12, rtol=0)
@@ -212,10 +214,10 @@ NON_FINITE_ROWS = [[-math.inf] * 3, [0.3, math.nan, 0.1], [0.3, math.inf, 0.1], 
 
 @SOLVER_TESTS
 @pytest.mark.parametrize("sortfree", [sparsemax_sortfree, entmax15_sortfree])
-def test_sortfree_non_finite_rows(sortfree, blocked):
+def test_sortfree_non_finite_rows(sortfree, path):
     # A row whose max is not finite is not iterated: all -inf gives zeros,
     # NaN or +inf gives NaN throughout.
-    with convergence_tests(blocked):
+    with solver_path(path):
         P = sortfree(torch.tensor(NON_FINITE_ROWS, dtype=F64), -1, None)[0]
     assert torch.equal(P[0], torch.zeros(3, dtype=F64))
     assert P[1:3].isnan().all()
@@ -303,3 +305,78 @@ def test_closed_forms_gradcheck(closed_form):
     X.requires_grad_()
     assert gradcheck(lambda x: closed_form(x, -1), (X,))
     assert gradcheck(lambda x: closed_form(x, 0), (X[:, :2].detach().requires_grad_(),))
+
+
+# ---------------------------------------------------------------- the sorting path (devices other than the CPU)
+
+SORTING_MAPS = pytest.mark.parametrize("name", ["sparsemax", "entmax15"])
+
+
+def _public_map(name):
+    from sparsetab.entmax import activations
+
+    return getattr(activations, name)
+
+
+@SORTING_MAPS
+def test_the_cpu_solves_without_sorting_and_other_devices_sort(name):
+    X = torch.randn(3, 5)
+    assert kernels.solves_without_sorting(X)
+    assert not kernels.solves_without_sorting(torch.empty(3, 5, device="meta"))
+    with sorting_on_the_cpu():
+        assert not kernels.solves_without_sorting(X)
+
+
+@SORTING_MAPS
+@pytest.mark.parametrize("shape", [(1024, 64), (64, 7), (3, 1)])
+def test_the_sorting_path_matches_entmax_1_3_and_the_sort_free_solver(name, shape):
+    entmax = pytest.importorskip("entmax")
+    X = (torch.randn(*shape, generator=torch.Generator().manual_seed(5)) * 3).requires_grad_()
+    weights = torch.randn(*shape, generator=torch.Generator().manual_seed(6))
+    expected = getattr(entmax, name)(X, dim=-1)
+    (expected_grad,) = torch.autograd.grad(expected, X, weights)
+    sort_free = _public_map(name)(X, -1)
+    (sort_free_grad,) = torch.autograd.grad(sort_free, X, weights)
+    with sorting_on_the_cpu():
+        P = _public_map(name)(X, -1)
+        (grad,) = torch.autograd.grad(P, X, weights)
+    assert_close(P, expected, atol=1e-6, rtol=0)
+    assert_close(grad, expected_grad, atol=1e-6, rtol=0)
+    assert_close(P, sort_free, atol=1e-6, rtol=0)
+    assert_close(grad, sort_free_grad, atol=1e-6, rtol=0)
+
+
+@SORTING_MAPS
+def test_the_sorting_path_reads_nothing_back_in_the_forward_and_backward(name):
+    X = (torch.randn(512, 32, generator=torch.Generator().manual_seed(0)) * 3).requires_grad_()
+    sort_free_reads, sorting_reads = [0], [0]
+    with counted_host_reads(sort_free_reads):
+        _public_map(name)(X, -1).square().sum().backward()
+    with sorting_on_the_cpu(), counted_host_reads(sorting_reads):
+        _public_map(name)(X, -1).square().sum().backward()
+    # The sort-free solver tests convergence on the host (free on the CPU); the sorting path never reads.
+    assert sort_free_reads[0] >= 3
+    assert sorting_reads[0] == 0
+
+
+@SORTING_MAPS
+@pytest.mark.parametrize("dim", [0, -1])
+def test_the_sorting_path_passes_gradcheck_and_double_backward(name, dim):
+    X = seeded(4, 6, seed=7).mul(2).requires_grad_()
+    with sorting_on_the_cpu():
+        assert gradcheck(lambda x: _public_map(name)(x, dim), (X,))
+        assert torch.autograd.gradgradcheck(lambda x: _public_map(name)(x, dim), (X,))
+
+
+@pytest.mark.parametrize("by_sorting", [sparsemax_by_sorting, entmax15_by_sorting])
+def test_sorting_solvers_keep_what_the_backward_needs_and_half_precision(by_sorting):
+    X = seeded(8, 16, seed=8).mul(3)
+    P, kept = by_sorting(X, -1, True)
+    expected = (P > 0).to(F64) if by_sorting is sparsemax_by_sorting else P.sqrt()
+    assert_close(kept, expected, atol=1e-15, rtol=0)
+    assert by_sorting(X, -1)[1] is None
+    half, kept_half = by_sorting(X.half(), -1, True)
+    assert half.dtype == torch.float16 and kept_half.dtype == torch.float32
+    assert_close(half.float(), P.float(), atol=2e-3, rtol=0)
+    empty, nothing = by_sorting(torch.empty(0, 4), -1, True)
+    assert empty.shape == (0, 4) and nothing is None
