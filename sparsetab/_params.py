@@ -36,6 +36,7 @@ __all__ = [
     "AUTO_BATCH_STEPS",
     "AUTO_EARLY_STOPPING_MIN_ROWS",
     "AUTO_EFFICIENT_MEMBERS",
+    "AUTO_EFFICIENT_MEMBERS_MAX_ROWS",
     "AUTO_SELECTION_MIN_ROWS",
     "AUTO_REFIT_KEEPS_FIRST_PASS",
     "AUTO_VIRTUAL_BATCH_MAX",
@@ -86,9 +87,10 @@ AUTO_BATCH_STEPS = 32
 AUTO_BATCH_MIN = 32
 AUTO_BATCH_MAX = 1024
 AUTO_VIRTUAL_BATCH_MAX = 128
-# n_efficient_members="auto": this many members on AUTO_SELECTION_MIN_ROWS to AUTO_EARLY_STOPPING_MIN_ROWS
+# n_efficient_members="auto": this many members on AUTO_SELECTION_MIN_ROWS to AUTO_EFFICIENT_MEMBERS_MAX_ROWS
 # training rows, one elsewhere (resolve_efficient_members; benchmarks/results/ensemble_screen.md).
 AUTO_EFFICIENT_MEMBERS = 2
+AUTO_EFFICIENT_MEMBERS_MAX_ROWS = 20000
 
 
 @dataclass(frozen=True)
@@ -648,7 +650,7 @@ def resolve_efficient_members(n_efficient_members, n_samples):
         when ``AUTO_SELECTION_MIN_ROWS <= n_samples <= AUTO_EARLY_STOPPING_MIN_ROWS``, else 1.
     """
     if n_efficient_members == "auto":
-        in_band = AUTO_SELECTION_MIN_ROWS <= n_samples <= AUTO_EARLY_STOPPING_MIN_ROWS
+        in_band = AUTO_SELECTION_MIN_ROWS <= n_samples <= AUTO_EFFICIENT_MEMBERS_MAX_ROWS
         return AUTO_EFFICIENT_MEMBERS if in_band else 1
     return int(n_efficient_members)
 

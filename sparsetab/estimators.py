@@ -82,8 +82,8 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
         Members of a parameter-efficient ensemble inside each network (TabM-mini: Gorishniy,
         Kotelnikov and Babenko, "TabM: Advancing Tabular Deep Learning with Parameter-Efficient
         Ensembling", ICLR 2025, section 3). ``k > 1`` members share every TabNet weight but a
-        multiplicative adapter on the batch-normalised input (random signs at first, one per
-        column) and their output heads; every batch runs through all ``k`` at once, each member
+        multiplicative adapter on the batch-normalised input (a random positive scale at first,
+        one per column) and their output heads; every batch runs through all ``k`` at once, each member
         is trained on its own loss (the objective is their mean) and ``predict_proba`` /
         ``predict`` average them as for ``n_ensemble`` (which multiplies: ``n_ensemble`` networks
         of ``k`` members each). Each member attends with its own masks: :meth:`explain` gives
@@ -768,8 +768,8 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
         Members of a parameter-efficient ensemble inside each network (TabM-mini: Gorishniy,
         Kotelnikov and Babenko, "TabM: Advancing Tabular Deep Learning with Parameter-Efficient
         Ensembling", ICLR 2025, section 3). ``k > 1`` members share every TabNet weight but a
-        multiplicative adapter on the batch-normalised input (random signs at first, one per
-        column) and their output heads; every batch runs through all ``k`` at once, each member
+        multiplicative adapter on the batch-normalised input (a random positive scale at first,
+        one per column) and their output heads; every batch runs through all ``k`` at once, each member
         is trained on its own loss (the objective is their mean) and ``predict_proba`` /
         ``predict`` average them as for ``n_ensemble`` (which multiplies: ``n_ensemble`` networks
         of ``k`` members each). Each member attends with its own masks: :meth:`explain` gives

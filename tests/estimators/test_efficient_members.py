@@ -43,9 +43,10 @@ def test_n_efficient_members_is_validated(fast_params):
 
 
 @pytest.mark.parametrize(
-    ("n_samples", "expected"), [(2, 1), (999, 1), (1000, 2), (5000, 2), (10000, 2), (10001, 1), (10**6, 1)]
+    ("n_samples", "expected"),
+    [(2, 1), (999, 1), (1000, 2), (5000, 2), (10001, 2), (16000, 2), (20000, 2), (20001, 1), (32561, 1), (10**6, 1)],
 )
-def test_auto_gives_two_members_on_one_to_ten_thousand_rows(n_samples, expected):
+def test_auto_gives_two_members_on_one_to_twenty_thousand_rows(n_samples, expected):
     assert resolve_efficient_members("auto", n_samples) == expected
     assert resolve_efficient_members(3, n_samples) == 3 and resolve_efficient_members(np.int64(1), n_samples) == 1
 
