@@ -82,8 +82,8 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
         Members of a parameter-efficient ensemble inside each network (TabM-mini: Gorishniy,
         Kotelnikov and Babenko, "TabM: Advancing Tabular Deep Learning with Parameter-Efficient
         Ensembling", ICLR 2025, section 3). ``k > 1`` members share every TabNet weight but a
-        multiplicative adapter on the batch-normalised input (a random positive scale at first,
-        one per column) and their output heads; every batch runs through all ``k`` at once, each member
+        multiplicative adapter on the batch-normalised input (random signs at first, one per
+        column) and their output heads; every batch runs through all ``k`` at once, each member
         is trained on its own loss (the objective is their mean) and ``predict_proba`` /
         ``predict`` average them as for ``n_ensemble`` (which multiplies: ``n_ensemble`` networks
         of ``k`` members each). Each member attends with its own masks: :meth:`explain` gives
@@ -92,9 +92,10 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
         times the arithmetic, less on hardware that is not busy with one copy. Changing it
         between warm-started fits or :meth:`partial_fit` calls is an error; a model fine-tuned
         from a pretrainer starts every member from the pretrained weights. ``"auto"`` gives 2
-        members on 1,000 to 10,000 training rows, where two lowered the test error of all seven
-        small tables measured (by 2.9% in geometric mean), and 1 elsewhere: on adult's 32,561
-        rows two cost 1.8 times the fit for no gain (numbers and sources in
+        members on 1,000 to 20,000 training rows, where two lowered the test error of all ten
+        tables measured (by 2.9% in geometric mean on seven of 2,000 to 8,787 rows, by 4 to 15%
+        on three of 12,096 to 16,512), and 1 elsewhere: on adult's 32,561 rows two cost 1.8
+        times the fit for no gain (numbers and sources in
         :func:`sparsetab._params.resolve_efficient_members`). The value used is
         ``n_efficient_members_``. Models saved before this parameter existed load with 1.
     lambda_sparse : float, default=1e-3
@@ -768,8 +769,8 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
         Members of a parameter-efficient ensemble inside each network (TabM-mini: Gorishniy,
         Kotelnikov and Babenko, "TabM: Advancing Tabular Deep Learning with Parameter-Efficient
         Ensembling", ICLR 2025, section 3). ``k > 1`` members share every TabNet weight but a
-        multiplicative adapter on the batch-normalised input (a random positive scale at first,
-        one per column) and their output heads; every batch runs through all ``k`` at once, each member
+        multiplicative adapter on the batch-normalised input (random signs at first, one per
+        column) and their output heads; every batch runs through all ``k`` at once, each member
         is trained on its own loss (the objective is their mean) and ``predict_proba`` /
         ``predict`` average them as for ``n_ensemble`` (which multiplies: ``n_ensemble`` networks
         of ``k`` members each). Each member attends with its own masks: :meth:`explain` gives
@@ -778,9 +779,10 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
         times the arithmetic, less on hardware that is not busy with one copy. Changing it
         between warm-started fits or :meth:`partial_fit` calls is an error; a model fine-tuned
         from a pretrainer starts every member from the pretrained weights. ``"auto"`` gives 2
-        members on 1,000 to 10,000 training rows, where two lowered the test error of all seven
-        small tables measured (by 2.9% in geometric mean), and 1 elsewhere: on adult's 32,561
-        rows two cost 1.8 times the fit for no gain (numbers and sources in
+        members on 1,000 to 20,000 training rows, where two lowered the test error of all ten
+        tables measured (by 2.9% in geometric mean on seven of 2,000 to 8,787 rows, by 4 to 15%
+        on three of 12,096 to 16,512), and 1 elsewhere: on adult's 32,561 rows two cost 1.8
+        times the fit for no gain (numbers and sources in
         :func:`sparsetab._params.resolve_efficient_members`). The value used is
         ``n_efficient_members_``. Models saved before this parameter existed load with 1.
     loss : {"squared_error", "absolute_error", "huber", "poisson", "gamma", "quantile"}, default="squared_error"

@@ -7,7 +7,7 @@ from torch import nn
 
 from .attentive import AttentiveTransformer
 from .blocks import FeatureTransformer, GhostBatchNorm
-from .efficient_members import MemberHeads, member_scale_adapters
+from .efficient_members import MemberHeads, member_sign_adapters
 from .embeddings import InputEmbedding
 from .seeded import seeded_linear
 from .step_gates import STEP_GATES, StepGates, gate_penalty
@@ -128,7 +128,7 @@ class TabNet(nn.Module):
         Members of a parameter-efficient ensemble inside the network
         (:mod:`~sparsetab.network.efficient_members`, after TabM-mini, Gorishniy et al., ICLR
         2025): ``k > 1`` members share every weight but a multiplicative adapter ``r_m`` on the
-        batch-normalised input (``f_m = f * r_m``, random positive scales at first) and their heads. Every
+        batch-normalised input (``f_m = f * r_m``, random signs at first) and their heads. Every
         row is then run ``k`` times, member-major: the outputs, masks, step importances and gates
         have ``k * batch`` rows (rows ``m * batch`` to ``(m + 1) * batch - 1`` are member ``m``'s;
         :meth:`split_members` reshapes them). 1: the paper's single network.
@@ -244,7 +244,7 @@ class TabNet(nn.Module):
         self.member_adapters = None
         if self.n_efficient_members > 1:
             self.member_adapters = nn.Parameter(
-                member_scale_adapters(self.n_efficient_members, self.embedding.group_matrix, generator=generator)
+                member_sign_adapters(self.n_efficient_members, self.embedding.group_matrix, generator=generator)
             )
             self.head = MemberHeads(n_d, output_dim, self.n_efficient_members, generator=generator)
         # The embedded columns of the constant groups are zeroed before the input batch norm, so that their

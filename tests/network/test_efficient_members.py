@@ -7,7 +7,7 @@ import torch
 
 from sparsetab._training.loop import member_mean_loss
 from sparsetab.network import TabNet, TabNetEnsemble
-from sparsetab.network.efficient_members import ADAPTER_SCALE_RANGE, MemberHeads, member_scale_adapters
+from sparsetab.network.efficient_members import MemberHeads, member_sign_adapters
 
 CARDINALITIES = [None, 5, None, 5, None]
 WIDTHS = [1, 3, 1, 2, 1]
@@ -63,21 +63,14 @@ def test_member_heads_gradients_in_float64():
     assert torch.autograd.gradcheck(heads, (decision,))
 
 
-def test_scale_adapters_give_one_positive_scale_per_member_and_group():
+def test_sign_adapters_give_one_sign_per_member_and_group():
     group_matrix = torch.tensor([[1.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 0.0], [0.0, 0.0, 0.0, 1.0]])
-    adapters = member_scale_adapters(400, group_matrix, generator=torch.Generator().manual_seed(0))
-    assert adapters.shape == (400, 4) and adapters.dtype == torch.float32
-    low, high = ADAPTER_SCALE_RANGE
-    assert (low, high) == (0.5, 1.5)
-    assert bool((adapters >= low).all()) and bool((adapters < high).all())  # positive: no member flips a sign
-    torch.testing.assert_close(adapters[:, 0], adapters[:, 1])  # one group: one scale
-    # Uniform on [0.5, 1.5): mean 1 and variance 1/12; 400 draws put the mean within 0.03 of 1 (over 6 standard
-    # errors) and spread over the whole interval.
-    for column in (0, 2, 3):
-        values = adapters[:, column]
-        assert abs(float(values.mean()) - 1.0) < 0.03
-        assert float(values.min()) < 0.55 and float(values.max()) > 1.45
-    assert not torch.equal(adapters[:, 2], adapters[:, 3])  # groups are drawn independently
+    adapters = member_sign_adapters(64, group_matrix, generator=torch.Generator().manual_seed(0))
+    assert adapters.shape == (64, 4)
+    assert set(adapters.unique().tolist()) == {-1.0, 1.0}
+    torch.testing.assert_close(adapters[:, 0], adapters[:, 1])  # one group: one sign
+    # Random signs: over 64 members both signs occur for every group (probability 1 - 2**-63 each).
+    assert ((adapters == 1).any(dim=0) & (adapters == -1).any(dim=0)).all()
 
 
 def test_one_member_network_is_unchanged_and_the_shared_weights_are_drawn_as_for_it():
