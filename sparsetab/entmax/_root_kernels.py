@@ -847,7 +847,9 @@ def entmax_forward(X, alpha, dim, n_iter, ensure_sum_one, early_exit):
     # One alpha for every row: solve with the Python number (faster formulas), except where reading it
     # would make the host wait for the device (see tests_in_blocks).
     blocked = early_exit and tests_in_blocks(X)
-    single = isinstance(alpha, torch.Tensor) and alpha.numel() == 1 and not wrapped(alpha) and not blocked
+    # Without an early exit outside vmap (the fixed count off the CPU) nothing is read back, alpha included.
+    reads_allowed = (early_exit and not blocked) or wrapped(X)
+    single = isinstance(alpha, torch.Tensor) and alpha.numel() == 1 and not wrapped(alpha) and reads_allowed
     eps, inv_eps, big = entmax_eps_parts(float(alpha) if single else alpha)
     in_vmap = wrapped(z)
     ez = scaled_scores(z, eps, inplace=not in_vmap)

@@ -6,16 +6,21 @@ import torch
 from torch import nn
 
 from ..entmax import entmax15, entmax_bisect, sparsemax
+from ..entmax._threshold_kernels import tests_in_blocks
+from ..entmax.root_finding import entmax_bisect_of_valid_alpha
 from .blocks import GhostBatchNorm
 from .seeded import seeded_linear
 
 __all__ = ["AttentiveTransformer", "ENTMAX_MODES"]
 
 ENTMAX_MODES = ("sparsemax", "entmax15", "constant", "adaptive")
-# Root-finding iterations of the exportable alpha-entmax path: the safeguarded Newton solver
-# reaches float32 precision in well under 20 evaluations for alpha in (1, 2], and every
-# iteration is unrolled into the exported graph.
-_EXPORT_N_ITER = 20
+# Root-finding evaluations of alpha-entmax where the solver cannot stop on data: the exportable
+# path (every evaluation is unrolled into the exported graph) and the training path off the CPU
+# (where a convergence test would make the host wait for the device). The safeguarded Newton
+# solver needed at most 10 for alpha in [1.001, 1.999] to come within 1e-6 of the converged
+# float32 map over widths 2-1024 and score scales 0.01-1000
+# (benchmarks/results/alpha_entmax_evaluations.md); 20 leaves a margin of two.
+_FIXED_N_ITER = 20
 
 
 class AttentiveTransformer(nn.Module):
@@ -151,9 +156,12 @@ class AttentiveTransformer(nn.Module):
         if self.masked is not None:
             scores = scores.masked_fill(self.masked, -torch.inf)
         training = not self.exportable
+        n_iter = _FIXED_N_ITER if self.exportable or tests_in_blocks(scores) else 50
         if self.entmax_mode == "adaptive":
             alpha = 1.0 + torch.sigmoid(self.alpha_logit)
-            return entmax_bisect(scores, alpha, dim=-1, n_iter=self._n_iter, training=training)
+            if training:  # in (1, 2) by construction: no check, which would read alpha back on a GPU
+                return entmax_bisect_of_valid_alpha(scores, alpha, dim=-1, n_iter=n_iter)
+            return entmax_bisect(scores, alpha, dim=-1, n_iter=n_iter, training=False)
         alpha = self.alpha
         if alpha == 2.0:
             return sparsemax(scores, dim=-1, training=training)
@@ -161,8 +169,4 @@ class AttentiveTransformer(nn.Module):
             return entmax15(scores, dim=-1, training=training)
         if alpha == 1.0:
             return torch.softmax(scores, dim=-1)
-        return entmax_bisect(scores, alpha, dim=-1, n_iter=self._n_iter, training=training)
-
-    @property
-    def _n_iter(self):
-        return _EXPORT_N_ITER if self.exportable else 50
+        return entmax_bisect(scores, alpha, dim=-1, n_iter=n_iter, training=training)

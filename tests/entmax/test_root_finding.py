@@ -21,6 +21,7 @@ from sparsetab.entmax.root_finding import (
     SparsemaxBisect,
     _entmax_bisect_iterations,
     budget_bisect,
+    entmax_bisect_of_valid_alpha,
     normmax_bisect,
 )
 from tests.entmax.entmax_reference import SETTINGS, matrices, reference_entmax, reference_entmax_qexp, seeded
@@ -776,19 +777,49 @@ def test_onnx_export_runs_in_onnxruntime_with_other_values_and_batch_sizes(tmp_p
     _check_exported(lambda X: torch.from_numpy(session.run(None, {name: X.numpy()})[0]), module)
 
 
-@pytest.mark.parametrize("alpha", [1.3, 1.5, 1.8])
-def test_blocked_convergence_tests_read_the_host_once_and_give_the_same_map(alpha):
-    # Off the CPU the root finding tests its early exit once per block of passes (solved rows frozen in
-    # between); forced on the CPU here: one read per block of 4 passes (1 or 2 here) instead of one or two
-    # per pass, and the same map.
-    X = torch.randn(512, 32, generator=torch.Generator().manual_seed(0)) * 3
-    per_pass, blocked = [0], [0]
+@pytest.mark.parametrize("alpha", [1.3, 1.5, 1.8, "tensor"])
+def test_off_the_cpu_alpha_entmax_makes_a_fixed_number_of_evaluations_and_reads_nothing_back(alpha):
+    # Off the CPU (forced here) the root finding makes exactly n_iter evaluations with no convergence test, so
+    # nothing is read back, in the forward or the backward (a tensor alpha included, whose gradient is taken),
+    # and the map is the converged one's (at most 10 evaluations reach it: alpha_entmax_evaluations.md).
+    X = (torch.randn(512, 32, generator=torch.Generator().manual_seed(0)) * 3).requires_grad_()
+    if alpha == "tensor":
+        alpha = torch.tensor(1.37, requires_grad=True)
+    weights = torch.randn(512, 32, generator=torch.Generator().manual_seed(1))
+    per_pass, fixed = [0], [0]
     with counted_host_reads(per_pass):
         expected = entmax_bisect(X, alpha, dim=-1)
-    with convergence_tests(True), counted_host_reads(blocked):
-        P = entmax_bisect(X, alpha, dim=-1)
-    assert 1 <= blocked[0] <= 2 and 2 * blocked[0] < per_pass[0]
+        expected_grads = torch.autograd.grad(
+            expected, [X] + ([alpha] if isinstance(alpha, torch.Tensor) else []), weights
+        )
+    with convergence_tests(True), counted_host_reads(fixed):
+        P = entmax_bisect_of_valid_alpha(
+            X, alpha if isinstance(alpha, torch.Tensor) else torch.tensor(alpha), n_iter=20
+        )
+        grads = torch.autograd.grad(P, [X] + ([alpha] if isinstance(alpha, torch.Tensor) else []), weights)
+    assert per_pass[0] >= 3
+    assert fixed[0] == 0
     torch.testing.assert_close(P, expected, atol=1e-6, rtol=0)
+    for grad, expected_grad in zip(grads, expected_grads, strict=True):
+        torch.testing.assert_close(grad, expected_grad, atol=1e-5, rtol=1e-5)
+    with convergence_tests(True):
+        assert _entmax_bisect_iterations(X.detach(), 1.3, n_iter=7) == 7
+
+
+def test_a_valid_alpha_is_not_checked_but_its_shape_is():
+    X = torch.randn(4, 5, generator=torch.Generator().manual_seed(2))
+    reads = [0]
+    with counted_host_reads(reads):
+        P = entmax_bisect_of_valid_alpha(X, torch.tensor(1.5))
+    torch.testing.assert_close(P, entmax_bisect(X, 1.5), atol=1e-6, rtol=0)
+    with pytest.raises(ValueError, match="alpha of shape"):
+        entmax_bisect_of_valid_alpha(X, torch.ones(3))
+    with pytest.raises(ValueError, match="n_iter"):
+        entmax_bisect_of_valid_alpha(X, torch.tensor(1.5), n_iter=0)
+    X64 = torch.randn(3, 6, dtype=torch.float64, generator=torch.Generator().manual_seed(3)).requires_grad_()
+    alpha = torch.tensor(1.4, dtype=torch.float64, requires_grad=True)
+    with convergence_tests(True):
+        assert torch.autograd.gradcheck(lambda x, a: entmax_bisect_of_valid_alpha(x, a, n_iter=30), (X64, alpha))
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
