@@ -39,9 +39,9 @@ __all__ = [
 
 
 def _all_finite(network):
-    # One check over every floating weight and buffer (integer buffers cannot hold inf or NaN).
+    # One check over every floating weight and buffer (integer buffers cannot hold inf or NaN), left on the device.
     values = [value.reshape(-1) for value in network.state_dict().values() if value.is_floating_point()]
-    return bool(torch.isfinite(torch.cat(values)).all())
+    return torch.isfinite(torch.cat(values)).all()
 
 
 def member_mean_loss(loss_function, output, target, n_members):
@@ -121,7 +121,7 @@ class _TrainingRun:
         self.monitor = EarlyStopping(config.early_stopping and not config.incremental, patience, config.tol)
 
     def _epoch_loss(self, epoch):
-        """Train the network on one epoch's batches; return the mean objective over them."""
+        """Train the network on one epoch's batches; return the mean objective over them (a tensor, not read)."""
         config = self.config
         total, total_weight = 0.0, 0.0
         for index, (X_batch, y_batch, weight) in enumerate(self.data.epoch(config.batch_size, self.generator)):
@@ -134,7 +134,7 @@ class _TrainingRun:
             total_weight = total_weight + batch_weight.double()
             self.observer.step_end()
         self.replicas.synchronise(self.network)
-        return float(self.replicas.sum_over_processes(total) / total_weight)
+        return self.replicas.sum_over_processes(total) / total_weight
 
     def run_epoch(self, epoch):
         """Train, check, score and record this call's epoch ``epoch`` (0-based); return whether training stops."""
@@ -143,9 +143,12 @@ class _TrainingRun:
         self.observer.epoch_begin(config.epoch_offset + epoch + 1, self.steps_per_epoch)
         epoch_start_state = snapshot(network)
         network.train()
-        epoch_loss = self._epoch_loss(epoch)
-        # A finite loss can still leave overflowed weights or batch norm statistics behind.
-        history.diverged = not math.isfinite(epoch_loss) or not _all_finite(network)
+        # The epoch's one read from the device: its loss, whether every weight and statistic is finite (a finite
+        # loss can still leave overflowed weights or batch norm statistics behind) and the steps' alphas.
+        loss = self._epoch_loss(epoch)
+        read = torch.cat([torch.stack([loss.double(), _all_finite(network).double()]), network.alpha_values()])
+        epoch_loss, finite, *alphas = read.tolist()
+        history.diverged = not math.isfinite(epoch_loss) or finite != 1.0
         if history.diverged:
             self._abandon_diverged(epoch, epoch_start_state)
             return True
@@ -153,7 +156,7 @@ class _TrainingRun:
         # The epoch is recorded only once complete, so an interrupt leaves consistent lists.
         epoch_score = float(self.score_function()) if self.score_function is not None else None
         history.loss_curve.append(epoch_loss)
-        history.alpha_history.append(network.alphas)
+        history.alpha_history.append(alphas)
         if self.score_function is not None:
             history.validation_scores.append(epoch_score)
         score = epoch_score if monitor.restore_best else -epoch_loss

@@ -135,6 +135,18 @@ class AttentiveTransformer(nn.Module):
             return self.entmax_alpha
         return float(1.0 + torch.sigmoid(self.alpha_logit.detach()))
 
+    def alpha_value(self):
+        """:attr:`alpha` as a 0-d float64 tensor on the module's device, read from it without a host sync.
+
+        Returns
+        -------
+        torch.Tensor, 0-d, float64
+            The same value as :attr:`alpha` (a learned alpha is computed in float32, then widened).
+        """
+        if self.entmax_mode == "adaptive":
+            return (1.0 + torch.sigmoid(self.alpha_logit.detach())).double()
+        return torch.tensor(self.alpha, dtype=torch.float64, device=self.fc.weight.device)
+
     def forward(self, a, prior):
         """Compute the mask.
 

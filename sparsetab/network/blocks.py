@@ -306,7 +306,8 @@ def _running_average_coefficients(first, steps, momentum):
     weights = torch.clamp(1.0 / counts, min=momentum)
     keep = 1.0 - weights
     later = torch.cat([torch.flip(torch.cumprod(torch.flip(keep[1:], [0]), 0), [0]), keep.new_ones(1)])
-    return weights * later, float(torch.prod(keep))
+    # A host tensor on every device: numpy() reads it with no device to wait for (a device tensor has no numpy()).
+    return weights * later, float(torch.prod(keep).numpy())
 
 
 class GLULayer(nn.Module):

@@ -149,6 +149,15 @@ class PretrainingNetwork(nn.Module):
         """
         return self.encoder.alphas
 
+    def alpha_values(self):
+        """The encoder's :meth:`sparsetab.network.TabNet.alpha_values`.
+
+        Returns
+        -------
+        torch.Tensor of shape (n_steps,), float64
+        """
+        return self.encoder.alpha_values()
+
     def draw_obfuscation(self, n_rows, generator=None):
         """Draw ``S``: 1 with probability ``pretraining_ratio`` per row and attention group.
 

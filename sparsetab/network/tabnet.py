@@ -298,6 +298,17 @@ class TabNet(nn.Module):
         """
         return [attentive.alpha for attentive in self.attentive_transformers]
 
+    def alpha_values(self):
+        """:attr:`alphas` as a tensor on the network's device, so that it can be read with other values.
+
+        Returns
+        -------
+        torch.Tensor of shape (n_steps,), float64
+            The alphas without gradient; ``alpha_values().tolist() == alphas`` (a learned alpha
+            is computed in float32 as :attr:`alphas` computes it, then widened exactly).
+        """
+        return torch.stack([attentive.alpha_value() for attentive in self.attentive_transformers])
+
     def encode(self, x, obfuscation=None):
         """Run the decision steps.
 

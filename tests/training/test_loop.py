@@ -545,20 +545,24 @@ def _host_reads_in_fit(entmax_mode, epochs, monkeypatch, step_gates=None):
 
 
 @pytest.mark.parametrize("entmax_mode", ["sparsemax", "entmax15", "constant"])
-def test_off_the_cpu_a_training_step_reads_the_host_only_in_the_maps_blocked_tests(entmax_mode, monkeypatch):
-    # What a GPU would wait for, counted on the CPU with the maps' convergence tests made as off the CPU,
-    # over epochs 2-3 (a 3-epoch fit minus a 1-epoch fit): the loop itself reads only once an epoch (the
-    # loss and the finiteness test); the maps read at most once per block of passes, and rows like these
-    # settle within two blocks.
+def test_with_blocked_convergence_tests_a_training_step_reads_the_host_only_in_the_maps(entmax_mode, monkeypatch):
+    # Counted on the CPU over epochs 2-3 (a 3-epoch fit minus a 1-epoch fit), with the convergence tests made
+    # as off the CPU: the loop itself reads once an epoch (the loss, the finiteness test and the alphas
+    # together). The sort-free sparsemax and 1.5-entmax (kept on the CPU here: a GPU sorts instead, see
+    # test_host_reads.py) read at most once per block of passes, and rows like these settle within two
+    # blocks; alpha-entmax makes a fixed number of evaluations and reads nothing.
     monkeypatch.setattr(kernels, "PER_PASS_TEST_DEVICES", frozenset())
     one, three = (_host_reads_in_fit(entmax_mode, epochs, monkeypatch) for epochs in (1, 3))
     steps = 2 * 4  # two more epochs of 1024 / 256 steps
-    assert three["elsewhere"] - one["elsewhere"] == 2 * 2
-    assert steps * 3 <= three["maps"] - one["maps"] <= steps * 3 * 2  # 3 attention maps per step
+    assert three["elsewhere"] - one["elsewhere"] == 2
+    if entmax_mode == "constant":
+        assert three["maps"] - one["maps"] == 0
+    else:
+        assert steps * 3 <= three["maps"] - one["maps"] <= steps * 3 * 2  # 3 attention maps per step
 
 
 def test_step_gates_add_no_host_read_to_a_training_step(monkeypatch):
     # The gates and their regulariser stay on the device: outside the maps, still one read an epoch.
     monkeypatch.setattr(kernels, "PER_PASS_TEST_DEVICES", frozenset())
     one, three = (_host_reads_in_fit("entmax15", epochs, monkeypatch, "sigmoid") for epochs in (1, 3))
-    assert three["elsewhere"] - one["elsewhere"] == 2 * 2
+    assert three["elsewhere"] - one["elsewhere"] == 2
