@@ -155,6 +155,7 @@ class PretrainingNetwork(nn.Module):
         Returns
         -------
         torch.Tensor of shape (n_steps,), float64
+            The alphas without gradient, on the network's device.
         """
         return self.encoder.alpha_values()
 
