@@ -3,8 +3,9 @@
 Encodes adult's table four times over (130,244 rows, 6 numeric and 8 categorical columns) with
 the categorical columns as ``str`` and as pandas ``category``, one torch thread, and prints the
 fastest of seven runs of each. Prediction on a GPU is limited by this step (issue 34 item 4).
-Compare two trees on one quiet machine (``git worktree add --detach /tmp/before <revision>``, then
-``PYTHONPATH=/tmp/before python -m benchmarks.encoding_speed``).
+Compare two trees on one quiet machine: ``git worktree add --detach /tmp/before <revision>``, then
+run this file with the other tree's package, ``PYTHONPATH=/tmp/before python benchmarks/encoding_speed.py``
+(as a file, so that it runs on trees older than it).
 
     python -m benchmarks.encoding_speed
 """
