@@ -1,0 +1,111 @@
+"""Default fit time of tables under 1,000 rows with one and two torch threads, quiet and beside a busy process.
+
+Issue 34 item 6: a small table's optimiser steps are tiny (batch 32 on a few hundred rows), and
+intra-op threads may cost more than they gain, most of all when another process keeps a core busy
+(OpenMP threads then wait for each other). For scikit-learn's bundled tables under 1,000 rows it
+fits the defaults (``random_state=0``, 80/20 split, seed 0) with ``n_jobs=1`` and ``n_jobs=2``, each
+on a quiet machine and beside one busy process (a Python loop spinning on one core), and
+HistGradientBoosting's defaults in the same run. Wall seconds of ``fit``; the test score is printed
+too, as fits at different thread counts follow different float trajectories.
+
+    python -m benchmarks.small_fit_threads [--output benchmarks/results/small_fit_threads.md]
+"""
+
+import argparse
+import multiprocessing
+import time
+import warnings
+
+import torch
+from sklearn.datasets import load_breast_cancer, load_diabetes, load_iris, load_wine
+from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
+from sklearn.model_selection import train_test_split
+
+from benchmarks._measure import cpu_model
+from sparsetab import SparseTabNetClassifier, SparseTabNetRegressor
+
+TABLES = {
+    "iris": (load_iris, "classification"),
+    "wine": (load_wine, "classification"),
+    "breast_cancer": (load_breast_cancer, "classification"),
+    "diabetes": (load_diabetes, "regression"),
+}
+
+
+def _spin(stop):
+    while not stop.is_set():
+        pass
+
+
+def fit_seconds(model, X, y):
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(X, y)
+    return time.perf_counter() - start
+
+
+def measure(busy):
+    stop = multiprocessing.Event()
+    spinner = multiprocessing.Process(target=_spin, args=(stop,)) if busy else None
+    if spinner is not None:
+        spinner.start()
+        time.sleep(1.0)
+    rows = []
+    try:
+        for name, (loader, task) in TABLES.items():
+            X, y = loader(return_X_y=True)
+            stratify = y if task == "classification" else None
+            X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.2, random_state=0, stratify=stratify)
+            estimator = SparseTabNetClassifier if task == "classification" else SparseTabNetRegressor
+            booster = HistGradientBoostingClassifier if task == "classification" else HistGradientBoostingRegressor
+            cells = {}
+            for n_jobs in (1, 2):
+                model = estimator(random_state=0, n_jobs=n_jobs)
+                cells[n_jobs] = (fit_seconds(model, X_train, y_train), model.score(X_test, y_test), model.n_iter_)
+            hgb = booster(random_state=0)
+            cells["hgb"] = (fit_seconds(hgb, X_train, y_train), hgb.score(X_test, y_test), hgb.n_iter_)
+            rows.append((name, len(X_train), cells))
+    finally:
+        if spinner is not None:
+            stop.set()
+            spinner.join()
+    return rows
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--output")
+    args = parser.parse_args()
+    previous = torch.get_num_threads()
+    lines = [
+        "# Default fit time of small tables: one and two torch threads, quiet and beside a busy process",
+        "",
+        f"Command: `python -m benchmarks.small_fit_threads`. {cpu_model()}, {multiprocessing.cpu_count()} cores; "
+        "seed 0, 80/20 split; wall seconds of fit (test score: accuracy or R^2; epochs).",
+        "",
+        "| table (training rows) | machine | 1 thread s (score, epochs) | 2 threads s (score, epochs) | 2 / 1 | "
+        "HistGradientBoosting s (score) |",
+        "|---|---|---|---|---|---|",
+    ]
+    try:
+        for busy in (False, True):
+            for name, n_rows, cells in measure(busy):
+                one, two, hgb = cells[1], cells[2], cells["hgb"]
+                machine = "one core busy" if busy else "quiet"
+                lines.append(
+                    f"| {name} ({n_rows}) | {machine} | {one[0]:.1f} ({one[1]:.3f}, {one[2]}) "
+                    f"| {two[0]:.1f} ({two[1]:.3f}, {two[2]}) | {two[0] / one[0]:.2f} | {hgb[0]:.2f} ({hgb[1]:.3f}) |"
+                )
+                print(lines[-1], flush=True)
+    finally:
+        torch.set_num_threads(previous)
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.output:
+        with open(args.output, "w") as handle:
+            handle.write(text)
+
+
+if __name__ == "__main__":
+    main()
