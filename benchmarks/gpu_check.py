@@ -3,7 +3,7 @@
 Prints one JSON object per line (``"check"`` names what it measured):
 
 - ``environment``: device name, torch and CUDA versions, Python.
-- ``fit``: training rows/s per ``entmax_mode`` and ``batch_size`` (1,024, 8,192, 32,768), timed
+- ``fit``: training rows/s per ``entmax_mode`` and ``batch_size`` (1,024, 16,384, 65,536), timed
   over whole epochs after a warm-up fit (encoding and network building excluded).
 - ``syncs``: host synchronisations per training step per mode: on CUDA the warnings of
   ``torch.cuda.set_sync_debug_mode("warn")``, on the CPU the calls that would synchronise
@@ -19,6 +19,17 @@ Prints one JSON object per line (``"check"`` names what it measured):
   forward pass (device).
 - ``maps``: sort-free (training) against sort-based (evaluation) sparsemax and 1.5-entmax,
   forward + backward, ms per call at (batch, 64).
+- ``maps_entmax13``: the maps as training calls them (``training=True``) against the entmax 1.3
+  package's ``sparsemax`` and ``entmax15`` on the same device, forward + backward, ms per call
+  at (batch, 64); one ``skipped`` line when entmax is not installed.
+- ``adult_fit``: the default ``SparseTabNetClassifier`` fitted on the bundled Adult training rows
+  (32,561) on the device and on the CPU in the same run: wall seconds of ``fit``, epochs and test
+  accuracy (16,281 rows); the CPU line only when the device is the CPU.
+- ``pytorch_tabnet_fit``: pytorch-tabnet 4.1 on the same device and rows as ``fit``, the same
+  architecture (n_d = n_a = 32, 3 steps, gamma 1.3, 1.5-entmax masks), batch sizes and epochs:
+  training rows/s over its epochs as a callback times them (its set-up left out, as in ``fit``),
+  to set beside sparsetab's ``entmax15`` lines of ``fit``; one ``skipped`` line when it is not
+  installed.
 
 Run on a GPU machine from the repository root, with nothing to install beyond the package's own
 dependencies::
@@ -47,6 +58,7 @@ import torch
 import sparsetab._base as base
 from sparsetab import SparseTabNetClassifier
 from sparsetab._runtime import resolve_device
+from sparsetab.datasets import load_adult
 from sparsetab.entmax import entmax15, sparsemax
 
 MODES = ("sparsemax", "entmax15", "constant", "adaptive")
@@ -315,6 +327,121 @@ def check_maps(device, batch_sizes, width, repeats):
             }
 
 
+def check_maps_against_entmax13(device, batch_sizes, width, repeats):
+    """One ``maps_entmax13`` line per map and batch size: the training path against the entmax 1.3 package."""
+    try:
+        import entmax as reference
+    except ImportError:
+        yield {"check": "maps_entmax13", "skipped": "the entmax package is not installed"}
+        return
+    generator = torch.Generator().manual_seed(0)
+    for batch_size in batch_sizes:
+        scores = torch.randn(batch_size, width, generator=generator).to(device).requires_grad_()
+        cotangent = torch.randn(batch_size, width, generator=generator).to(device)
+        for name, ours, theirs in (
+            ("sparsemax", sparsemax, reference.sparsemax),
+            ("entmax15", entmax15, reference.entmax15),
+        ):
+            ours_s = _time_call(device, lambda: ours(scores, dim=-1, training=True).backward(cotangent), repeats)
+            theirs_s = _time_call(device, lambda: theirs(scores, dim=-1).backward(cotangent), repeats)
+            yield {
+                "check": "maps_entmax13",
+                "map": name,
+                "shape": [batch_size, width],
+                "sparsetab_ms": round(ours_s * 1e3, 4),
+                "entmax13_ms": round(theirs_s * 1e3, 4),
+                "entmax13_over_sparsetab": round(theirs_s / ours_s, 2),
+            }
+
+
+def check_adult_fit(device, smoke):
+    """One ``adult_fit`` line for the device and, off the CPU, one for the CPU: the default fit on Adult."""
+    X, y = load_adult(subset="train", return_X_y=True)
+    X_test, y_test = load_adult(subset="test", return_X_y=True)
+    extra = {}
+    if smoke:  # a few seconds: 2,000 rows, 2 epochs
+        X, y, extra = X.iloc[:2000], y.iloc[:2000], {"max_epochs": 2}
+    devices = [device] if device.type == "cpu" else [device, torch.device("cpu")]
+    for where in devices:
+        model = SparseTabNetClassifier(random_state=0, device=str(where), **extra)
+        started = time.perf_counter()
+        _fit(model, X, y)
+        _synchronize(where)
+        seconds = time.perf_counter() - started
+        yield {
+            "check": "adult_fit",
+            "device": str(where),
+            "rows": len(X),
+            "fit_seconds": round(seconds, 2),
+            "epochs": int(model.n_iter_),
+            "accuracy": round(float(model.score(X_test, y_test)), 4),
+        }
+
+
+def _pytorch_tabnet_epoch_seconds(device, X, y, batch_size, epochs):
+    """The wall seconds of each of pytorch-tabnet's training epochs (its set-up left out, as in ``fit``)."""
+    from pytorch_tabnet.callbacks import Callback
+    from pytorch_tabnet.tab_model import TabNetClassifier
+
+    class EpochTimer(Callback):
+        def __init__(self):
+            super().__init__()
+            self.seconds, self.started = [], None
+
+        def on_epoch_begin(self, epoch, logs=None):
+            _synchronize(device)
+            self.started = time.perf_counter()
+
+        def on_epoch_end(self, epoch, logs=None):
+            _synchronize(device)
+            self.seconds.append(time.perf_counter() - self.started)
+
+    model = TabNetClassifier(
+        n_d=32,
+        n_a=32,
+        n_steps=3,
+        gamma=1.3,
+        mask_type="entmax",
+        device_name=device.type,
+        seed=0,
+        verbose=0,
+    )
+    timer = EpochTimer()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(
+            X,
+            y,
+            max_epochs=epochs,
+            patience=0,
+            batch_size=batch_size,
+            virtual_batch_size=min(256, batch_size),
+            drop_last=False,
+            callbacks=[timer],
+        )
+    return timer.seconds
+
+
+def check_pytorch_tabnet(device, batch_sizes, n_rows, n_features, epochs):
+    """One ``pytorch_tabnet_fit`` line per batch size: its training rows/s on the device over ``epochs`` epochs."""
+    try:
+        import pytorch_tabnet.tab_model  # noqa: F401
+    except ImportError:
+        yield {"check": "pytorch_tabnet_fit", "skipped": "pytorch-tabnet is not installed"}
+        return
+    X, y = _data(n_rows, n_features, 0)
+    for batch_size in batch_sizes:
+        seconds = sum(_pytorch_tabnet_epoch_seconds(device, X, y, batch_size, epochs))
+        yield {
+            "check": "pytorch_tabnet_fit",
+            "batch_size": batch_size,
+            "rows": n_rows,
+            "epochs": epochs,
+            "seconds": round(seconds, 4),
+            "rows_per_second": round(n_rows * epochs / seconds, 1),
+        }
+
+
 def environment(device):
     """The ``environment`` line."""
     name = torch.cuda.get_device_name(device) if device.type == "cuda" else platform.processor() or "cpu"
@@ -333,7 +460,7 @@ def run_checks(device, smoke):
     if smoke:
         sizes = {"batch_sizes": (128, 256), "rows": 1024, "features": 8, "epochs": 1, "repeats": 1}
     else:
-        sizes = {"batch_sizes": (1024, 8192, 32768), "rows": 131072, "features": 32, "epochs": 2, "repeats": 3}
+        sizes = {"batch_sizes": (1024, 16384, 65536), "rows": 262144, "features": 32, "epochs": 2, "repeats": 3}
     batch_sizes, rows, features = sizes["batch_sizes"], sizes["rows"], sizes["features"]
     largest = batch_sizes[-1]
     yield environment(device)
@@ -344,6 +471,9 @@ def run_checks(device, smoke):
     yield from check_cpu_model_on_device(device, MODES, batch_sizes[0], 4 * batch_sizes[0], features)
     yield check_predict(device, batch_sizes[0], 4 * rows, features, sizes["repeats"])
     yield from check_maps(device, batch_sizes, 64, sizes["repeats"])
+    yield from check_maps_against_entmax13(device, batch_sizes, 64, sizes["repeats"])
+    yield from check_adult_fit(device, smoke)
+    yield from check_pytorch_tabnet(device, batch_sizes, rows, features, sizes["epochs"])
 
 
 def main(argv=None):

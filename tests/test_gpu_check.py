@@ -1,5 +1,6 @@
 """benchmarks/gpu_check.py's smoke run: every check runs on the CPU and reports what it promises."""
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -77,3 +78,29 @@ def test_the_markdown_file_names_the_device_torch_and_wall_time(smoke):
     lines, markdown = smoke
     assert "device cpu (cpu)" in markdown and "torch " in markdown and "wall time" in markdown
     assert markdown.count('{"check": ') == len(lines) - 1  # every line but the wall time
+
+
+def _installed(module):
+    return importlib.util.find_spec(module) is not None
+
+
+def test_the_adult_fit_and_the_peers_are_reported_or_skipped_by_name(smoke):
+    lines, _ = smoke
+    # On the CPU there is no second device to fit on: one line, the smoke run's 2,000 rows and 2 epochs.
+    (adult,) = _lines(lines, "adult_fit")
+    assert (adult["device"], adult["rows"], adult["epochs"]) == ("cpu", 2000, 2)
+    assert adult["fit_seconds"] > 0 and 0 <= adult["accuracy"] <= 1
+    maps = _lines(lines, "maps_entmax13")
+    if _installed("entmax"):
+        assert {(line["map"], tuple(line["shape"])) for line in maps} == {
+            (name, (rows, 64)) for name in ("sparsemax", "entmax15") for rows in (128, 256)
+        }
+        assert all(line["sparsetab_ms"] > 0 and line["entmax13_ms"] > 0 for line in maps)
+    else:
+        assert maps == [{"check": "maps_entmax13", "skipped": "the entmax package is not installed"}]
+    peers = _lines(lines, "pytorch_tabnet_fit")
+    if _installed("pytorch_tabnet"):
+        assert [line["batch_size"] for line in peers] == [128, 256]
+        assert all(line["rows"] == 1024 and line["epochs"] == 1 and line["rows_per_second"] > 0 for line in peers)
+    else:
+        assert peers == [{"check": "pytorch_tabnet_fit", "skipped": "pytorch-tabnet is not installed"}]
