@@ -1,12 +1,16 @@
-"""Default fit time of tables under 1,000 rows with one and two torch threads, quiet and beside a busy process.
+"""Default fit time of tables under 1,000 rows with the default threads, one and two, quiet and beside a busy process.
 
 Issue 34 item 6: a small table's optimiser steps are tiny (batch 32 on a few hundred rows), and
 intra-op threads may cost more than they gain, most of all when another process keeps a core busy
 (OpenMP threads then wait for each other). For scikit-learn's bundled tables under 1,000 rows it
-fits the defaults (``random_state=0``, 80/20 split, seed 0) with ``n_jobs=1`` and ``n_jobs=2``, each
-on a quiet machine and beside one busy process (a Python loop spinning on one core), and
-HistGradientBoosting's defaults in the same run. Wall seconds of ``fit``; the test score is printed
-too, as fits at different thread counts follow different float trajectories.
+fits the defaults (``random_state=0``, 80/20 split, seed 0) with ``n_jobs=None`` (the default: the
+rule of :func:`sparsetab._runtime.training_threads`, in a process whose torch count is the
+machine's cores), ``n_jobs=1`` and ``n_jobs=2``, each on a quiet machine and beside one busy
+process (a Python loop spinning on one core; there without ``n_jobs=2``, whose steps are 12-20x
+slower than one thread's, see ``benchmarks/training_threads.py --busy``: the four fits took over
+ten minutes), and HistGradientBoosting's defaults in the same run.
+Wall seconds of ``fit``; the test score is printed too, as fits at different thread counts follow
+different float trajectories.
 
     python -m benchmarks.small_fit_threads [--output benchmarks/results/small_fit_threads.md]
 """
@@ -16,6 +20,7 @@ import multiprocessing
 import time
 import warnings
 
+import torch
 from sklearn.datasets import load_breast_cancer, load_diabetes, load_iris, load_wine
 from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
 from sklearn.model_selection import train_test_split
@@ -59,7 +64,7 @@ def measure(busy):
             estimator = SparseTabNetClassifier if task == "classification" else SparseTabNetRegressor
             booster = HistGradientBoostingClassifier if task == "classification" else HistGradientBoostingRegressor
             cells = {}
-            for n_jobs in (1, 2):
+            for n_jobs in (None, 1) if busy else (None, 1, 2):
                 model = estimator(random_state=0, n_jobs=n_jobs)
                 cells[n_jobs] = (fit_seconds(model, X_train, y_train), model.score(X_test, y_test), model.n_iter_)
             hgb = booster(random_state=0)
@@ -77,23 +82,29 @@ def main():
     parser.add_argument("--output")
     args = parser.parse_args()
     lines = [
-        "# Default fit time of small tables: one and two torch threads, quiet and beside a busy process",
+        "# Default fit time of small tables: the default threads, one and two, quiet and beside a busy process",
         "",
-        f"Command: `python -m benchmarks.small_fit_threads`. {cpu_model()}, {multiprocessing.cpu_count()} cores; "
-        "seed 0, 80/20 split; wall seconds of fit (test score: accuracy or R^2; epochs).",
+        f"Command: `python -m benchmarks.small_fit_threads`. {cpu_model()}, {multiprocessing.cpu_count()} cores, "
+        f"torch's thread count {torch.get_num_threads()}; seed 0, 80/20 split; wall seconds of fit (test score: "
+        "accuracy or R^2; epochs).",
         "",
-        "| table (training rows) | machine | 1 thread s (score, epochs) | 2 threads s (score, epochs) | 2 / 1 | "
-        "HistGradientBoosting s (score) |",
-        "|---|---|---|---|---|---|",
+        "| table (training rows) | machine | default s (score, epochs) | 1 thread s (score, epochs) | "
+        "2 threads s (score, epochs) | default / 1 | 2 / 1 | HistGradientBoosting s (score) |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     # Each fit sets its own thread count (n_jobs) and restores the previous one.
     for busy in (False, True):
         for name, n_rows, cells in measure(busy):
-            one, two, hgb = cells[1], cells[2], cells["hgb"]
+            default, one, two, hgb = cells[None], cells[1], cells.get(2), cells["hgb"]
             machine = "one core busy" if busy else "quiet"
+            fits = " | ".join(
+                "not run" if cell is None else f"{cell[0]:.1f} ({cell[1]:.3f}, {cell[2]})"
+                for cell in (default, one, two)
+            )
+            two_over_one = "" if two is None else f"{two[0] / one[0]:.2f}"
             lines.append(
-                f"| {name} ({n_rows}) | {machine} | {one[0]:.1f} ({one[1]:.3f}, {one[2]}) "
-                f"| {two[0]:.1f} ({two[1]:.3f}, {two[2]}) | {two[0] / one[0]:.2f} | {hgb[0]:.2f} ({hgb[1]:.3f}) |"
+                f"| {name} ({n_rows}) | {machine} | {fits} | {default[0] / one[0]:.2f} | {two_over_one} "
+                f"| {hgb[0]:.2f} ({hgb[1]:.3f}) |"
             )
             print(lines[-1], flush=True)
     text = "\n".join(lines) + "\n"

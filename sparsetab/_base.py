@@ -53,7 +53,7 @@ from ._recipe import (
     record_categories,
     split_validation,
 )
-from ._runtime import resolve_device, torch_threads, trains_whatever_the_autograd_mode
+from ._runtime import resolve_device, torch_threads, training_threads, trains_whatever_the_autograd_mode
 from ._tabular.encoding import TabularEncoding, feature_names, validate_frame
 from ._training.loop import member_mean_loss, train_network
 from ._warnings import warn
@@ -596,18 +596,19 @@ class BaseSparseTabNet(*((CallbackSupportMixin,) if CallbackSupportMixin is not 
         # As scikit-learn's MLP: partial_fit continues the optimizer (Adam's moments, the decayed
         # learning rate); fit, warm started or not, starts a fresh one at learning_rate.
         # Looked up at the call (not bound as a default), so a patched train_network is the one used.
-        history = (train_network if call.trainer is None else call.trainer)(
-            self.network_,
-            call.kind.loss,
-            call.X_train,
-            call.y_train,
-            call.w_train,
-            config,
-            generator,
-            score_function,
-            optimizer_state=self._optimizer_state if call.incremental else None,
-            observer=call.observer,
-        )
+        with training_threads(self.n_jobs, self.network_, config.batch_size):
+            history = (train_network if call.trainer is None else call.trainer)(
+                self.network_,
+                call.kind.loss,
+                call.X_train,
+                call.y_train,
+                call.w_train,
+                config,
+                generator,
+                score_function,
+                optimizer_state=self._optimizer_state if call.incremental else None,
+                observer=call.observer,
+            )
         self._record_history(history, call.early_stopping, call.first_pass)
         self._optimizer_state = history.optimizer_state
         self._shuffle_state = generator.get_state()

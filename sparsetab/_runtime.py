@@ -6,15 +6,26 @@ import os
 
 import torch
 from joblib import cpu_count
+from torch import nn
 
 __all__ = [
+    "SMALL_STEP_WORK",
     "available_cores",
     "device_available",
     "resolve_device",
+    "step_work",
     "thread_count",
     "torch_threads",
     "trains_whatever_the_autograd_mode",
+    "training_threads",
 ]
+
+# With n_jobs=None a training step on the CPU whose work (step_work) is below this runs on one thread.
+# Measured on 2 cores (benchmarks/results/training_threads.md, Intel Xeon): on a quiet machine a second
+# thread changed the time per step by 0-4% (slower) at 3.6M-7.2M (32-64 rows of 8-30 columns) and saved
+# 6-44% from 13M up (64 rows of 30 columns, 128 of 8, 32 of 100); beside one busy process two threads
+# were 12-20x slower than one at every size measured (training_threads_busy.md).
+SMALL_STEP_WORK = 10_000_000
 
 
 # A child process made by fork() inherits torch's OpenMP thread count but not the worker threads: GNU
@@ -72,6 +83,63 @@ def thread_count(n_jobs):
     if n_jobs is None:
         return min(torch.get_num_threads(), available_cores())
     return n_jobs if n_jobs > 0 else max(1, available_cores() + 1 + n_jobs)
+
+
+def step_work(network, batch_rows):
+    """The work of one training step: about the multiply-adds of the forward pass over a batch.
+
+    Estimated as the rows the network sees (``batch_rows`` times its efficient members, whose
+    rows are repeated in the batch) times its parameters, leaving out the tables of
+    :class:`torch.nn.Embedding` modules: each row reads one entry of a table, while it
+    multiplies with every weight of a linear layer.
+
+    Parameters
+    ----------
+    network : torch.nn.Module
+        The network being trained; an attribute ``n_efficient_members`` (default 1) counts
+        the repeats of each row.
+    batch_rows : int
+        Rows per optimiser step.
+
+    Returns
+    -------
+    int
+    """
+    weights = sum(
+        parameter.numel()
+        for module in network.modules()
+        if not isinstance(module, nn.Embedding)
+        for parameter in module.parameters(recurse=False)
+    )
+    return int(batch_rows) * int(getattr(network, "n_efficient_members", 1)) * weights
+
+
+@contextlib.contextmanager
+def training_threads(n_jobs, network, batch_rows):
+    """Run a training run with the torch threads of ``n_jobs``, one thread for small CPU steps under ``None``.
+
+    With ``n_jobs=None`` on the CPU, a run whose :func:`step_work` is below
+    :data:`SMALL_STEP_WORK` trains on one thread: its operators are too small for a second
+    thread to gain (0-4% slower on two cores), and beside another busy process the OpenMP
+    threads wait for each other (12-20x slower; ``benchmarks/training_threads.py``). Other
+    values and devices are as :func:`torch_threads`.
+
+    Parameters
+    ----------
+    n_jobs : int or None
+        The estimator's ``n_jobs``.
+    network : torch.nn.Module
+        The network about to be trained (its device and parameters decide).
+    batch_rows : int
+        Rows per optimiser step.
+    """
+    threads = n_jobs
+    if n_jobs is None:
+        on_cpu = all(parameter.device.type == "cpu" for parameter in network.parameters())
+        if on_cpu and step_work(network, batch_rows) < SMALL_STEP_WORK:
+            threads = 1
+    with torch_threads(threads):
+        yield
 
 
 def trains_whatever_the_autograd_mode(method):

@@ -322,9 +322,16 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
         count is restored afterwards. Negative values count back from the cores this process
         may use, as in joblib (-1: all of them): its CPU affinity and cgroup quota, capped by
         ``OMP_NUM_THREADS`` when set (as joblib's loky workers have it), never the node's
-        count. None keeps torch's thread count, capped at those cores. Fits are identical at
-        a fixed thread count; between counts the float rounding differs and, over a training
-        run, gives a different model: fix ``n_jobs`` where runs must match.
+        count. None keeps torch's thread count, capped at those cores, except that training
+        on the CPU takes one thread where a step is small (batch rows times the network's
+        parameters under ``sparsetab._runtime.SMALL_STEP_WORK``, 10 million: the default
+        fit of a table under 1,000 rows and 53 numeric columns or fewer): there a second
+        thread gained nothing on two cores (0-4% slower per step) and, beside another busy
+        process, made each step 12-20x slower (``benchmarks/training_threads.py``). On a
+        machine shared with other busy processes, prefer ``n_jobs=1`` for larger steps too.
+        Fits are identical at a fixed thread count; between counts the float rounding
+        differs and, over a training run, gives a different model: fix ``n_jobs`` where runs
+        must match.
     device : str or torch.device, default="cpu"
         Torch device for training and inference: ``"cpu"``, ``"cuda"``, ``"cuda:N"``,
         ``"auto"`` (``"cuda"`` when available, else ``"cpu"``) or a ``torch.device``. A device
@@ -1038,9 +1045,16 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
         count is restored afterwards. Negative values count back from the cores this process
         may use, as in joblib (-1: all of them): its CPU affinity and cgroup quota, capped by
         ``OMP_NUM_THREADS`` when set (as joblib's loky workers have it), never the node's
-        count. None keeps torch's thread count, capped at those cores. Fits are identical at
-        a fixed thread count; between counts the float rounding differs and, over a training
-        run, gives a different model: fix ``n_jobs`` where runs must match.
+        count. None keeps torch's thread count, capped at those cores, except that training
+        on the CPU takes one thread where a step is small (batch rows times the network's
+        parameters under ``sparsetab._runtime.SMALL_STEP_WORK``, 10 million: the default
+        fit of a table under 1,000 rows and 53 numeric columns or fewer): there a second
+        thread gained nothing on two cores (0-4% slower per step) and, beside another busy
+        process, made each step 12-20x slower (``benchmarks/training_threads.py``). On a
+        machine shared with other busy processes, prefer ``n_jobs=1`` for larger steps too.
+        Fits are identical at a fixed thread count; between counts the float rounding
+        differs and, over a training run, gives a different model: fix ``n_jobs`` where runs
+        must match.
     device : str or torch.device, default="cpu"
         Torch device for training and inference: ``"cpu"``, ``"cuda"``, ``"cuda:N"``,
         ``"auto"`` (``"cuda"`` when available, else ``"cpu"``) or a ``torch.device``. A device

@@ -29,7 +29,7 @@ from ._recipe import (
     record_categories,
     split_validation,
 )
-from ._runtime import resolve_device, torch_threads, trains_whatever_the_autograd_mode
+from ._runtime import resolve_device, torch_threads, training_threads, trains_whatever_the_autograd_mode
 from ._tabular.encoding import validate_frame
 from ._training.loop import train_network
 from .network import PretrainingNetwork
@@ -199,7 +199,8 @@ class SparseTabNetPretrainer(
         Number of torch threads used inside ``fit``, ``transform`` and
         ``reconstruction_score`` (the previous count is restored afterwards); negative values
         count back from the cores this process may use (-1: all of them), None keeps torch's
-        count capped at them, as in :class:`SparseTabNetClassifier`.
+        count capped at them and trains small steps on one thread, as in
+        :class:`SparseTabNetClassifier`.
     device : str or torch.device, default="cpu"
         Torch device: ``"cpu"``, ``"cuda"``, ``"cuda:N"``, ``"auto"`` or a ``torch.device``;
         a device that is not available raises a ValueError at fit.
@@ -405,17 +406,22 @@ class SparseTabNetPretrainer(
             printer = epoch_printer(self, "loss", early_stopping=validation is not None)
             # The pretrainer is not usable before its fit ends: callbacks get no fitted copy per epoch.
             tasks = epoch_tasks(self, X, None, None, self.max_epochs, fitted_copies=False)
-            history = train_network(
-                network,
-                lambda row_losses, _: row_losses,  # the network's output is already the loss of each row
-                encoded,
-                torch.zeros(n_train, device=device),
-                torch.ones(n_train, device=device),
-                training_config(self, batch_size=self.batch_size_, early_stopping=validation is not None),
-                torch.Generator().manual_seed(seed),
-                score_function=None if validation is None else lambda: -self._reconstruction_loss(network, validation),
-                observer=training_observer(printer, tasks),
-            )
+
+            def validation_score():
+                return -self._reconstruction_loss(network, validation)
+
+            with training_threads(self.n_jobs, network, self.batch_size_):
+                history = train_network(
+                    network,
+                    lambda row_losses, _: row_losses,  # the network's output is already the loss of each row
+                    encoded,
+                    torch.zeros(n_train, device=device),
+                    torch.ones(n_train, device=device),
+                    training_config(self, batch_size=self.batch_size_, early_stopping=validation is not None),
+                    torch.Generator().manual_seed(seed),
+                    score_function=None if validation is None else validation_score,
+                    observer=training_observer(printer, tasks),
+                )
             network.training_generator = None
             self.network_ = network.eval()
             self._device = device

@@ -16,6 +16,8 @@ import pytest
 import torch
 from sklearn.exceptions import ConvergenceWarning
 
+import sparsetab._runtime
+
 # Small networks that fit in a fraction of a second; each test adds max_epochs and what it tests.
 FAST_PARAMS = MappingProxyType(dict(n_d=4, n_a=4, n_steps=2, virtual_batch_size=32, batch_size=64, random_state=0))
 # One GLU layer per block and two epochs: the property and immutability tests fit many random tables.
@@ -56,6 +58,17 @@ def one_thread():
 def fast_params():
     """Read-only FAST_PARAMS: combine with ``dict(fast_params, max_epochs=3)`` or ``**fast_params``."""
     return FAST_PARAMS
+
+
+@pytest.fixture
+def three_torch_threads(monkeypatch):
+    """torch at 3 threads in a process that may use 4 cores, whatever the machine; restored afterwards."""
+    monkeypatch.setattr(sparsetab._runtime, "cpu_count", lambda: 4)
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    before = torch.get_num_threads()
+    torch.set_num_threads(3)
+    yield 3
+    torch.set_num_threads(before)
 
 
 @pytest.fixture(scope="session")

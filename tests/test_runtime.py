@@ -17,11 +17,14 @@ import torch
 import sparsetab._runtime
 import sparsetab._runtime as runtime
 from sparsetab._runtime import (
+    SMALL_STEP_WORK,
     available_cores,
     device_available,
     resolve_device,
+    step_work,
     thread_count,
     torch_threads,
+    training_threads,
     trains_whatever_the_autograd_mode,
 )
 
@@ -97,6 +100,62 @@ def test_n_jobs_none_keeps_torch_count_capped_at_the_process_share(threads, monk
     assert thread_count(None) == 4
     torch.set_num_threads(2)
     assert thread_count(None) == 2
+
+
+# ----- step_work and training_threads ------------------------------------------------------
+class _Members(torch.nn.Module):
+    """A linear layer (3 x 4 weights + 4 biases) and an embedding table (10 x 5) beside it."""
+
+    def __init__(self, n_efficient_members=None):
+        super().__init__()
+        self.linear = torch.nn.Linear(3, 4)
+        self.table = torch.nn.Embedding(10, 5)
+        if n_efficient_members is not None:
+            self.n_efficient_members = n_efficient_members
+
+
+def test_step_work_counts_rows_times_weights_without_embedding_tables():
+    # 16 weights a row (the table's 50 entries are looked up, not multiplied), rows repeated per member.
+    assert step_work(_Members(), 8) == 8 * 16
+    assert step_work(_Members(n_efficient_members=3), 8) == 3 * 8 * 16
+    assert step_work(torch.nn.Embedding(100, 4), 1024) == 0
+
+
+def _threads_inside(n_jobs, network, batch_rows):
+    with training_threads(n_jobs, network, batch_rows):
+        return torch.get_num_threads()
+
+
+def test_training_threads_takes_one_thread_below_the_small_step_work_under_n_jobs_none(three_torch_threads):
+    network = _Members()
+    largest_small_batch = (SMALL_STEP_WORK - 1) // step_work(network, 1)
+    assert _threads_inside(None, network, largest_small_batch) == 1
+    assert _threads_inside(None, network, largest_small_batch + 1) == 3  # torch's count, capped at 4 cores
+    assert torch.get_num_threads() == three_torch_threads
+    # The members' repeated rows count: half the batch with two members is the same work.
+    members = _Members(n_efficient_members=2)
+    assert _threads_inside(None, members, largest_small_batch // 2) == 1
+    assert _threads_inside(None, members, largest_small_batch // 2 + 1) == 3
+
+
+@pytest.mark.parametrize("n_jobs, expected", [(2, 2), (1, 1), (-1, 4), (-2, 3)])
+def test_training_threads_keeps_a_count_the_user_gives_whatever_the_step(three_torch_threads, n_jobs, expected):
+    assert _threads_inside(n_jobs, _Members(), 1) == expected
+    assert _threads_inside(n_jobs, _Members(), 10**9) == expected
+    assert torch.get_num_threads() == three_torch_threads
+
+
+def test_training_threads_leaves_networks_off_the_cpu_to_torch_threads(three_torch_threads):
+    # A network on another device launches its operators from one host thread whatever the count.
+    assert _threads_inside(None, _Members().to("meta"), 1) == 3
+
+
+def test_training_threads_restores_the_count_on_an_exception(three_torch_threads):
+    with pytest.raises(KeyError):
+        with training_threads(None, _Members(), 1):
+            assert torch.get_num_threads() == 1
+            raise KeyError("inside")
+    assert torch.get_num_threads() == three_torch_threads
 
 
 # ----- device_available and resolve_device -------------------------------------------------

@@ -242,7 +242,9 @@ def test_n_jobs_sets_torch_threads_inside_fit_and_predict_only(fast_params):
     assert torch.get_num_threads() == before
 
 
-def test_n_jobs_none_leaves_the_thread_count_and_threads_are_restored_on_errors(fast_params):
+def test_n_jobs_none_trains_small_steps_on_one_thread_and_threads_are_restored_on_errors(
+    fast_params, three_torch_threads, monkeypatch
+):
     X, y = score_classes()
     before = torch.get_num_threads()
     seen = []
@@ -251,19 +253,22 @@ def test_n_jobs_none_leaves_the_thread_count_and_threads_are_restored_on_errors(
         seen.append(torch.get_num_threads())
         raise RuntimeError("scorer failed")
 
-    with pytest.raises(RuntimeError, match="scorer failed"):
-        SparseTabNetClassifier(max_epochs=2, n_jobs=None, scoring=scorer, **fast_params).fit(
-            X[:64], y[:64], X_val=X[64:], y_val=y[64:]
-        )
-    assert seen == [before]
-    other = 1 if before != 1 else 2
-    with pytest.raises(RuntimeError, match="scorer failed"):
-        SparseTabNetClassifier(max_epochs=2, n_jobs=other, scoring=scorer, **fast_params).fit(
-            X[:64], y[:64], X_val=X[64:], y_val=y[64:]
-        )
-    assert seen == [before, other] and torch.get_num_threads() == before
+    def failing_fit(n_jobs):
+        with pytest.raises(RuntimeError, match="scorer failed"):
+            SparseTabNetClassifier(max_epochs=2, n_jobs=n_jobs, scoring=scorer, **fast_params).fit(
+                X[:64], y[:64], X_val=X[64:], y_val=y[64:]
+            )
+
+    # fast_params' steps are far below SMALL_STEP_WORK: one thread while training, torch's count restored.
+    failing_fit(None)
+    assert seen == [1] and torch.get_num_threads() == before == 3
+    failing_fit(2)  # a count the user gives is kept whatever the step
+    assert seen == [1, 2] and torch.get_num_threads() == before
+    monkeypatch.setattr(sparsetab._runtime, "SMALL_STEP_WORK", 0)  # every step large: torch's count
+    failing_fit(None)
+    assert seen == [1, 2, 3] and torch.get_num_threads() == before
     with pytest.raises(KeyError):
-        with torch_threads(other):
+        with torch_threads(1):
             raise KeyError("inside")
     assert torch.get_num_threads() == before
     with pytest.raises(ValueError, match="n_jobs"):
