@@ -1,4 +1,4 @@
-"""Shared measuring tools of the benchmark scripts: peak memory and the machine description."""
+"""Shared measuring tools of the benchmark scripts: peak memory, the machine description and the printed report."""
 
 import contextlib
 import ctypes
@@ -116,3 +116,26 @@ def machine_header(extra_versions=()):
     listed = ", ".join(f"{name} {version}" for name, version in versions)
     command = command_line()
     return f"{cpu_model()}, {os.cpu_count()} cores; {listed}; torch threads {torch.get_num_threads()}. `{command}`"
+
+
+def publish(lines, output=None):
+    """Print a Markdown report given as its lines and, when ``output`` names a file, write it there too.
+
+    Parameters
+    ----------
+    lines : list of str
+        The report's lines, without line ends.
+    output : str or os.PathLike or None
+        The file to write (replaced); None: print only.
+
+    Returns
+    -------
+    str
+        The report, ending with a newline.
+    """
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if output:
+        with open(output, "w") as handle:
+            handle.write(text)
+    return text

@@ -17,6 +17,7 @@ import time
 import numpy as np
 import torch
 
+from benchmarks._measure import publish
 from sparsetab.entmax import _root_kernels as K
 
 ALPHAS = tuple(np.round(np.linspace(1.01, 1.99, 50), 4)) + (1.001, 1.3, 1.7, 1.999)
@@ -96,11 +97,7 @@ def main():
         f"{len(failures)} of {len(WIDTHS) * len(SCALES) * len(ALPHAS)} settings"
         + (f" (e.g. width, scale, alpha = {failures[0]})." if failures else "."),
     ]
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if args.output:
-        with open(args.output, "w") as handle:
-            handle.write(text)
+    publish(lines, args.output)
 
 
 if __name__ == "__main__":

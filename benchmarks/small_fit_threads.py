@@ -25,7 +25,7 @@ from sklearn.datasets import load_breast_cancer, load_diabetes, load_iris, load_
 from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
 from sklearn.model_selection import train_test_split
 
-from benchmarks._measure import cpu_model
+from benchmarks._measure import cpu_model, publish
 from sparsetab import SparseTabNetClassifier, SparseTabNetRegressor
 
 TABLES = {
@@ -107,11 +107,7 @@ def main():
                 f"| {hgb[0]:.2f} ({hgb[1]:.3f}) |"
             )
             print(lines[-1], flush=True)
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if args.output:
-        with open(args.output, "w") as handle:
-            handle.write(text)
+    publish(lines, args.output)
 
 
 if __name__ == "__main__":

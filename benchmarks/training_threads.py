@@ -25,7 +25,7 @@ import warnings
 
 import numpy as np
 
-from benchmarks._measure import cpu_model
+from benchmarks._measure import cpu_model, publish
 from sparsetab import SparseTabNetClassifier
 from sparsetab._runtime import SMALL_STEP_WORK, step_work
 
@@ -110,11 +110,7 @@ def main():
     for width, batch, work, one, two in rows:
         takes = "1 thread" if work < SMALL_STEP_WORK else "torch's count"
         lines.append(f"| {width} | {batch} | {work:,} | {one:.2f} | {two:.2f} | {two / one:.2f} | {takes} |")
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if args.output:
-        with open(args.output, "w") as handle:
-            handle.write(text)
+    publish(lines, args.output)
 
 
 if __name__ == "__main__":
