@@ -272,7 +272,7 @@ PARAMETERS = (
         legacy="standard",
     ),
     Parameter("categorical_features", "auto", [StrOptions({"auto"}), "array-like", None], "tabular encoding"),
-    Parameter("cat_emb_dim", 1, [Interval(numbers.Integral, 1, None, closed="left"), dict], "tabular encoding"),
+    Parameter("cat_emb_dim", 4, [Interval(numbers.Integral, 1, None, closed="left"), dict], "tabular encoding"),
     Parameter("grouped_features", None, [list, None], "tabular encoding"),
     Parameter(
         "numerical_embedding",

@@ -154,9 +154,10 @@ class SparseTabNetPretrainer(
     categorical_features : "auto", None, array-like of str, int or bool, default="auto"
         Categorical columns, as in :class:`SparseTabNetClassifier`: ``"auto"`` takes the
         DataFrame columns of ``category``, ``object``, string or ``bool`` dtype.
-    cat_emb_dim : int or dict, default=1
+    cat_emb_dim : int or dict, default=4
         Embedding width of the categorical columns: one int for all, or a dict mapping column
-        names or indices to widths, other categorical columns getting 1.
+        names or indices to widths, other categorical columns getting 1 (the default's
+        measurements: :class:`SparseTabNetClassifier`).
     grouped_features : list of list of str or int, default=None
         Groups of columns that share one attention weight, and that are hidden together.
     numerical_embedding : {"piecewise_linear", "periodic"} or None, default="piecewise_linear"

@@ -75,9 +75,10 @@ def test_saved_models_keep_training_and_save_again(name, tmp_path):
 def test_pretrainer_from_a_pickle_still_fine_tunes():
     pretrainer = _load_pickle("pretrainer")
     y = (X["age"] > 40).to_numpy()
-    # The old pretrainer has no numerical embedding and sparsemax masks: the fine-tuned model must match it
-    # (today's defaults have an embedding and 1.5-entmax).
+    # The old pretrainer has no numerical embedding, sparsemax masks and categorical embeddings of width 1: the
+    # fine-tuned model must match it (today's defaults have an embedding, 1.5-entmax and width 4).
     params = {**_maker.SMALL, "max_epochs": 1, "numerical_embedding": None, "entmax_mode": "sparsemax"}
+    params["cat_emb_dim"] = 1
     model = SparseTabNetClassifier(**params, pretrained=pretrainer).fit(X, y)
     assert model.predict_proba(X).shape == (len(X), 2)
 
@@ -134,7 +135,12 @@ def test_pretrainer_pickled_before_the_value_option_transforms_and_fine_tunes_wi
     pretrainer = _load_pickle("piecewise_linear_pretrainer")
     np.testing.assert_allclose(pretrainer.transform(X), PIECEWISE_LINEAR["pretrainer_transform"], **TOLERANCE)
     model = SparseTabNetRegressor(
-        **_maker.SMALL, numerical_embedding="piecewise_linear", n_bins=8, entmax_mode="sparsemax", pretrained=pretrainer
+        **_maker.SMALL,
+        numerical_embedding="piecewise_linear",
+        n_bins=8,
+        entmax_mode="sparsemax",
+        cat_emb_dim=1,  # the default of the time
+        pretrained=pretrainer,
     )
     model.fit(X, PIECEWISE_LINEAR["regressor_predict"])
     assert not model.network_.embedding.piecewise_linear_with_value

@@ -70,8 +70,8 @@ def test_piecewise_linear_bins_are_the_training_quantiles_and_few_valued_columns
     expected = quantile_bin_edges(encoded[:, [0, 3]], 8)
     torch.testing.assert_close(model.network_.embedding.numerical.edges, torch.stack(expected), rtol=0, atol=0)
     # 2 x 8 bins, the values of the 3 numeric columns (the 2 encoded ones keep theirs beside the bins),
-    # 1 missing indicator, the categorical embedding (width 1)
-    assert model.network_.embedding.output_dim == 16 + 3 + 1 + 1
+    # 1 missing indicator, the categorical embedding (the default cat_emb_dim, 4)
+    assert model.network_.embedding.output_dim == 16 + 3 + 1 + 4
 
 
 def test_bins_are_fitted_on_the_training_rows_only():
@@ -181,8 +181,9 @@ def test_pretrained_piecewise_linear_encoder_is_fine_tuned_with_its_bins():
     frame = _frame()
     pretrainer = SparseTabNetPretrainer(**SMALL, numerical_embedding="piecewise_linear", n_bins=8).fit(frame)
     encoder = pretrainer.network_.encoder
-    # The decoder reconstructs the 3 numeric values, the indicator and the categorical embedding, not the bins.
-    assert pretrainer.network_.decoder_fcs[0].out_features == 3 + 1 + 1 < encoder.embedding.output_dim
+    # The decoder reconstructs the 3 numeric values, the indicator and the categorical embedding (width 4), not
+    # the bins.
+    assert pretrainer.network_.decoder_fcs[0].out_features == 3 + 1 + 4 < encoder.embedding.output_dim
     assert np.isfinite(pretrainer.loss_curve_).all() and pretrainer.transform(frame).shape == (len(frame), 4)
     other_rows = _frame(seed=3).assign(wide=lambda df: df["wide"] * 3.0)  # other quantiles than the pretrainer's
     y = _regression_target(other_rows)
