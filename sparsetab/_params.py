@@ -251,6 +251,16 @@ PARAMETERS = (
     ),
     Parameter("warmup_epochs", 5, _at_least(numbers.Real, 0), "training", legacy=0, change="next step"),
     Parameter("weight_decay", 0.01, _at_least(numbers.Real, 0), "training", legacy=0.0, change="next step"),
+    # The average of the weights that is scored and kept (sparsetab._training.weight_average); a continued fit
+    # starts a new average from the kept weights.
+    Parameter(
+        "weight_averaging_epochs",
+        None,
+        [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "training",
+        _SUPERVISED,
+        legacy=None,
+    ),
     Parameter("entmax_mode", "entmax15", [StrOptions(set(ENTMAX_MODES))], "architecture", network_type=str),
     Parameter("entmax_alpha", 1.5, [Interval(numbers.Real, 1, 2, closed="both")], "architecture", network_type=float),
     # Step gates are a supervised head-side choice: a pretrainer has none, and its gateless encoder can be

@@ -148,6 +148,20 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
         higgs_sample and bank_marketing by 3-6% and raised adult's and diamonds' by 2-2.5%,
         the mean error / HistGradientBoosting's over the 8 data sets of Table 3 (manual, Benchmarks) going
         from 1.092 to 1.067. Models saved before this parameter existed load with 0.
+    weight_averaging_epochs : float or None, default=None
+        Time constant, in epochs, of a moving average of the weights along the run, which is
+        the network that each epoch's validation score, early stopping and the fitted model
+        use (Polyak and Juditsky, 1992; the exponential form of Izmailov et al., 2018, "Averaging
+        weights leads to wider optima and better generalization", section 3). After training
+        step ``t`` the average moves towards the trained weights by ``max(1 / t, 1 / (
+        weight_averaging_epochs * steps per epoch))``: the plain mean of the steps at first,
+        an exponential average afterwards. Training itself is unchanged (the optimiser moves
+        the trained weights, and ``loss_curve_`` is theirs); the batch-norm running statistics
+        are the trained network's. Early stopping tends to keep an epoch while the learning rate
+        is still high, and the average of the last epochs around it is a better model than
+        that epoch's weights. None: no average, the trained weights are scored and kept.
+        :meth:`partial_fit` keeps the trained weights (an average over one epoch a call would
+        pull them back to the call's start); a ``warm_start`` fit starts a new average.
     entmax_mode : {"sparsemax", "entmax15", "constant", "adaptive"}, default="entmax15"
         The sparse map of the attentive transformers: sparsemax (alpha = 2), 1.5-entmax,
         alpha-entmax with the fixed ``entmax_alpha``, or alpha-entmax with one alpha per
@@ -490,6 +504,7 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
         learning_rate_schedule=DEFAULTS["learning_rate_schedule"],
         warmup_epochs=DEFAULTS["warmup_epochs"],
         weight_decay=DEFAULTS["weight_decay"],
+        weight_averaging_epochs=DEFAULTS["weight_averaging_epochs"],
         entmax_mode=DEFAULTS["entmax_mode"],
         entmax_alpha=DEFAULTS["entmax_alpha"],
         step_gates=DEFAULTS["step_gates"],
@@ -885,6 +900,20 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
         higgs_sample and bank_marketing by 3-6% and raised adult's and diamonds' by 2-2.5%,
         the mean error / HistGradientBoosting's over the 8 data sets of Table 3 (manual, Benchmarks) going
         from 1.092 to 1.067. Models saved before this parameter existed load with 0.
+    weight_averaging_epochs : float or None, default=None
+        Time constant, in epochs, of a moving average of the weights along the run, which is
+        the network that each epoch's validation score, early stopping and the fitted model
+        use (Polyak and Juditsky, 1992; the exponential form of Izmailov et al., 2018, "Averaging
+        weights leads to wider optima and better generalization", section 3). After training
+        step ``t`` the average moves towards the trained weights by ``max(1 / t, 1 / (
+        weight_averaging_epochs * steps per epoch))``: the plain mean of the steps at first,
+        an exponential average afterwards. Training itself is unchanged (the optimiser moves
+        the trained weights, and ``loss_curve_`` is theirs); the batch-norm running statistics
+        are the trained network's. Early stopping tends to keep an epoch while the learning rate
+        is still high, and the average of the last epochs around it is a better model than
+        that epoch's weights. None: no average, the trained weights are scored and kept.
+        :meth:`partial_fit` keeps the trained weights (an average over one epoch a call would
+        pull them back to the call's start); a ``warm_start`` fit starts a new average.
     entmax_mode : {"sparsemax", "entmax15", "constant", "adaptive"}, default="entmax15"
         The sparse map of the attentive transformers: sparsemax (alpha = 2), 1.5-entmax,
         alpha-entmax with the fixed ``entmax_alpha``, or alpha-entmax with one alpha per
@@ -1226,6 +1255,7 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
         learning_rate_schedule=DEFAULTS["learning_rate_schedule"],
         warmup_epochs=DEFAULTS["warmup_epochs"],
         weight_decay=DEFAULTS["weight_decay"],
+        weight_averaging_epochs=DEFAULTS["weight_averaging_epochs"],
         entmax_mode=DEFAULTS["entmax_mode"],
         entmax_alpha=DEFAULTS["entmax_alpha"],
         step_gates=DEFAULTS["step_gates"],

@@ -158,6 +158,7 @@ def test_legacy_values_are_those_of_the_first_release():
         "learning_rate_schedule": "exponential",
         "warmup_epochs": 0,
         "weight_decay": 0.0,
+        "weight_averaging_epochs": None,
         "numerical_transform": "standard",
         "numerical_embedding": None,
         "n_bins": 32,

@@ -33,7 +33,9 @@ class FlatParameters:
     Attributes
     ----------
     flat : torch.Tensor of shape (n_numbers,)
-        The leaf tensor the optimizer updates; its ``grad`` is set by :meth:`gather_gradients`.
+        The leaf tensor the optimizer updates. Its ``grad`` is one buffer that lives as long as the
+        object, and every parameter's ``grad`` is a view of it (see :meth:`zero_gradients`), so that
+        backward passes accumulate straight into the buffer the optimizer reads.
     """
 
     def __init__(self, parameters):
@@ -45,6 +47,11 @@ class FlatParameters:
         for parameter, view in zip(self.parameters, flat.split(self.sizes), strict=True):
             parameter.data = view.view(parameter.shape)
         self.flat = flat.requires_grad_()
+        # The gradients live in one buffer for the whole run: a gradient concatenated afresh each step was one
+        # large allocation a step, which glibc returned to the system and faulted back in, page by page; with a
+        # 990-wide embedded input (breast_cancer) the concatenation took about 0.7 ms of a 16 ms step.
+        self.flat.grad = torch.zeros_like(flat)
+        self._attach_gradients()
 
     def __enter__(self):
         return self
@@ -77,17 +84,26 @@ class FlatParameters:
             for parameter in parameters
         )
 
-    def gather_gradients(self):
-        """Set ``flat.grad`` to the parameters' gradients, concatenated.
+    def _attach_gradients(self):
+        for parameter, view in zip(self.parameters, self.flat.grad.split(self.sizes), strict=True):
+            parameter.grad = view.view(parameter.shape)
 
-        A parameter without a gradient (not used by the last backward pass) counts as a zero gradient.
+    def zero_gradients(self):
+        """Set every gradient to zero before a backward pass, in the buffer the optimizer reads.
+
+        Each parameter's ``grad`` is (again) a view of ``flat.grad``, so that a backward pass, which
+        adds into a gradient that exists (autograd's accumulation outside grad mode), fills
+        ``flat.grad`` with no copy; a parameter the pass does not use keeps a zero gradient. A
+        ``grad`` replaced or set to None in between (by a hook, or by ``optimizer.zero_grad``) is
+        re-attached.
         """
-        self.flat.grad = torch.cat(
-            [
-                parameter.grad.reshape(-1) if parameter.grad is not None else parameter.new_zeros(size)
-                for parameter, size in zip(self.parameters, self.sizes, strict=True)
-            ]
-        )
+        if self.flat.grad is None:  # optimizer.zero_grad(set_to_none=True) on the flat tensor
+            self.flat.grad = torch.zeros_like(self.flat)
+        else:
+            self.flat.grad.zero_()
+        buffer = self.flat.grad
+        if any(parameter.grad is None or parameter.grad._base is not buffer for parameter in self.parameters):
+            self._attach_gradients()
 
     def release(self):
         """Give every parameter storage of its own again (with its current values); drop the gradients."""

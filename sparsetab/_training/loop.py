@@ -19,6 +19,7 @@ from .early_stopping import MIN_PATIENCE_STEPS, EarlyStopping, patience_epochs, 
 from .flat_parameters import FlatParameters
 from .records import STOP_REASONS, EpochRecord, ObserverGroup, TrainingConfig, TrainingHistory, TrainingObserver
 from .schedule import LEARNING_RATE_SCHEDULES, LearningRateSchedule, learning_rate_factor, make_optimizer
+from .weight_average import WeightAverage
 
 __all__ = [
     "LEARNING_RATE_SCHEDULES",
@@ -72,14 +73,26 @@ def member_mean_loss(loss_function, output, target, n_members):
     return loss_function(output, repeated).reshape(n_members, -1).mean(dim=0)
 
 
+def _weight_average(config, tensors, steps_per_epoch):
+    """The average of the weights a run scores and keeps, or None (see :mod:`.weight_average`).
+
+    None where ``config.weight_averaging_epochs`` is None, and for one ``partial_fit`` epoch: averaged over
+    a single epoch a call, the weights would be pulled back towards the call's start every call.
+    """
+    if config.weight_averaging_epochs is None or config.incremental:
+        return None
+    return WeightAverage(tensors, max(1.0, config.weight_averaging_epochs * steps_per_epoch))
+
+
 class _TrainingStep:
     """One optimiser step on a batch: forward, the weighted objective, backward, reduction, clipping, update."""
 
-    def __init__(self, network, loss_function, config, replicas, optimizer, parameters, flat):
+    def __init__(self, network, loss_function, config, replicas, optimizer, parameters, flat, average=None):
         self.network, self.loss_function, self.config, self.replicas = network, loss_function, config, replicas
         self.optimizer, self.parameters, self.flat = optimizer, parameters, flat
         self.optimized = parameters if flat is None else [flat.flat]
         self.n_members = getattr(network, "n_efficient_members", 1)
+        self.average = average
 
     def __call__(self, X_batch, y_batch, weight):
         """Update the network on one batch; return its objective and its weight (tensors on the device)."""
@@ -94,15 +107,18 @@ class _TrainingStep:
         objective = loss + config.lambda_sparse * sparsity_loss
         if gate_loss:
             objective = objective + config.lambda_gate * gate_loss[0]
-        for parameter in self.parameters:  # what optimizer.zero_grad(set_to_none=True) does, without its hooks
-            parameter.grad = None
-        objective.backward()
         if self.flat is not None:
-            self.flat.gather_gradients()
+            self.flat.zero_gradients()
+        else:
+            for parameter in self.parameters:  # what optimizer.zero_grad(set_to_none=True) does, without its hooks
+                parameter.grad = None
+        objective.backward()
         self.replicas.reduce_gradients(self.optimized)
         if config.max_grad_norm is not None:
             torch.nn.utils.clip_grad_norm_(self.optimized, config.max_grad_norm, foreach=True)
         self.optimizer.step()
+        if self.average is not None:
+            self.average.update()
         return objective, batch_weight
 
 
@@ -113,6 +129,7 @@ class _TrainingRun:
         self.network, self.data, self.config, self.generator = network, data, config, generator
         self.score_function, self.observer, self.replicas = score_function, observer, replicas
         self.step, self.schedule = step, schedule
+        self.average = step.average
         self.steps_per_epoch = schedule.steps_per_epoch
         self.history = TrainingHistory(validation_scores=[] if score_function is not None else None)
         self.history.kept_epoch = config.epoch_offset
@@ -123,6 +140,8 @@ class _TrainingRun:
     def _epoch_loss(self, epoch):
         """Train the network on one epoch's batches; return the mean objective over them (a tensor, not read)."""
         config = self.config
+        if self.average is not None:  # training continues from the trained weights, not from their average
+            self.average.use_trained()
         total, total_weight = 0.0, 0.0
         for index, (X_batch, y_batch, weight) in enumerate(self.data.epoch(config.batch_size, self.generator)):
             self.schedule.before_step(epoch, index)
@@ -146,6 +165,8 @@ class _TrainingRun:
         # The epoch's one read from the device: its loss, whether every weight and statistic is finite (a finite
         # loss can still leave overflowed weights or batch norm statistics behind) and the steps' alphas.
         loss = self._epoch_loss(epoch)
+        if self.average is not None:  # the average is what is checked, scored and kept
+            self.average.use_average()
         read = torch.cat([torch.stack([loss.double(), _all_finite(network).double()]), network.alpha_values()])
         epoch_loss, finite, *alphas = read.tolist()
         history.diverged = not math.isfinite(epoch_loss) or finite != 1.0
@@ -191,6 +212,8 @@ class _TrainingRun:
         """A non-finite epoch: restore the best weights, or the epoch's starting ones, and say so."""
         config, history, monitor = self.config, self.history, self.monitor
         self.observer.epoch_abandoned()
+        if self.average is not None:
+            self.average.keep()
         history.stop_reason = "non_finite"
         if monitor.best_state is None:
             history.kept_epoch = config.epoch_offset + epoch  # the weights the epoch started from
@@ -224,6 +247,8 @@ class _TrainingRun:
     def finish(self):
         """Restore the best weights under early stopping, leave the network in evaluation mode, warn if due."""
         config, history, monitor = self.config, self.history, self.monitor
+        if self.average is not None:
+            self.average.keep()
         if monitor.has_best and not history.diverged:
             self.network.load_state_dict(monitor.best_state)
         if config.incremental and history.stop_reason == "max_epochs":
@@ -319,7 +344,8 @@ def train_network(
             optimizer.load_state_dict(optimizer_state if flat is None else flat.to_flat_state(optimizer_state))
         steps_per_epoch = data.steps_per_epoch(config.batch_size)
         schedule = LearningRateSchedule(optimizer, config, steps_per_epoch, loaded=optimizer_state is not None)
-        step = _TrainingStep(network, loss_function, config, replicas, optimizer, parameters, flat)
+        average = _weight_average(config, parameters if flat is None else [flat.flat], steps_per_epoch)
+        step = _TrainingStep(network, loss_function, config, replicas, optimizer, parameters, flat, average)
         observer = observer if observer is not None else TrainingObserver()
         run = _TrainingRun(network, data, config, generator, score_function, observer, replicas, step, schedule)
         if schedule.ended:

@@ -28,6 +28,8 @@ class TrainingConfig:
     weight_decay: float = 0.0
     lambda_gate: float = 0.0
     """Weight of the step-gate regulariser (used only by a network with step gates)."""
+    weight_averaging_epochs: float | None = None
+    """Time constant, in epochs, of the moving average of the weights that is scored and kept (None: none)."""
     incremental: bool = False
     """One epoch of ``partial_fit``: no convergence test, no ConvergenceWarning."""
     epoch_offset: int = 0

@@ -49,6 +49,7 @@ CHANGED = {
     "learning_rate_schedule": "constant",
     "warmup_epochs": 0,
     "weight_decay": 1e-3,
+    "weight_averaging_epochs": 1.0,
     "entmax_mode": "sparsemax",
     "entmax_alpha": 1.3,
     "lambda_gate": 0.5,

@@ -72,20 +72,42 @@ def test_parameters_become_views_of_the_flat_tensor_and_get_their_own_storage_ba
         assert parameter.grad is None and parameter.is_leaf and parameter.requires_grad
 
 
-def test_gradients_are_concatenated_with_zeros_for_unused_parameters():
+def test_backward_fills_the_flat_gradient_with_zeros_for_unused_parameters():
     network = _network()
     parameters = list(network.parameters())
+    reference = copy.deepcopy(network)
     flat = FlatParameters(parameters)
     X, y = _problem(32)
     network.train()
-    output, _, sparsity_loss = network(X)
+    reference.train()
+    for _ in range(2):  # the second pass checks that zero_gradients clears the first one's sums
+        flat.zero_gradients()
+        output, _, sparsity_loss = network(X)
+        (output.sum() + sparsity_loss).backward()
+    output, _, sparsity_loss = reference(X)
     (output.sum() + sparsity_loss).backward()
-    parameters[0].grad = None  # as if the first parameter had not been used
-    flat.gather_gradients()
-    expected = [torch.zeros(parameters[0].numel(), dtype=torch.float64)]
-    expected += [parameter.grad.reshape(-1) for parameter in parameters[1:]]
-    torch.testing.assert_close(flat.flat.grad, torch.cat(expected))
+    expected = [parameter.grad.reshape(-1) for parameter in reference.parameters()]
+    torch.testing.assert_close(flat.flat.grad, torch.cat(expected), rtol=0, atol=0)
+    for parameter in parameters:  # views of the one buffer, not copies
+        assert parameter.grad.untyped_storage().data_ptr() == flat.flat.grad.untyped_storage().data_ptr()
+    # A gradient dropped in between (as optimizer.zero_grad(set_to_none=True) on a parameter would) counts as zero
+    # and is attached to the buffer again.
+    parameters[0].grad = None
+    flat.zero_gradients()
+    assert parameters[0].grad is not None and not flat.flat.grad.any()
+    loss = sum(parameter.sum() for parameter in parameters[1:])  # the first parameter unused
+    loss.backward()
+    assert not parameters[0].grad.any()
+    torch.testing.assert_close(
+        flat.flat.grad[parameters[0].numel() :],
+        torch.ones(flat.flat.numel() - parameters[0].numel(), dtype=torch.float64),
+    )
+    flat.flat.grad = None  # optimizer.zero_grad on the flat tensor
+    flat.zero_gradients()
+    assert flat.flat.grad is not None and not flat.flat.grad.any()
+    assert parameters[1].grad.untyped_storage().data_ptr() == flat.flat.grad.untyped_storage().data_ptr()
     flat.release()
+    assert all(parameter.grad is None for parameter in parameters) and flat.flat.grad is None
 
 
 def test_supports_only_dense_trainable_parameters_of_one_dtype_and_device():
