@@ -95,6 +95,37 @@ class CellCache:
             return None
         return record
 
+    def get_twin(self, key):
+        """A stored record whose key differs from ``key`` only in the configuration's name, or None.
+
+        A configuration that became the defaults (``defaults+weight_averaging_epochs=2.0`` screened, then the
+        same parameters as ``defaults``) trains exactly as its twin: same parameters, data, seed, protocol and
+        versions. Only files of the same data set, model and seed are read.
+
+        Parameters
+        ----------
+        key : dict
+
+        Returns
+        -------
+        dict or None
+            ``{"key": ..., "result": ...}`` of the twin (its key keeps its own configuration name), or None
+            (none stored, or ``refresh``).
+        """
+        if self.refresh:
+            return None
+        wanted = {name: value for name, value in json_safe(key).items() if name != "config"}
+        folder = self.root / _slug(key["dataset"])
+        for path in sorted(folder.glob(f"{_slug(key['model'])}-*-seed{key['seed']}-*.json")):
+            try:
+                record = json.loads(path.read_text())
+            except (OSError, ValueError):
+                continue
+            stored = record.get("key")
+            if isinstance(stored, dict) and {n: v for n, v in stored.items() if n != "config"} == wanted:
+                return record
+        return None
+
     def put(self, key, result):
         """Store ``result`` for ``key`` atomically (temporary file + :func:`os.replace`); return the path."""
         path = self.path(key)

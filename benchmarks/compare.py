@@ -61,7 +61,9 @@ determines the result: data set, model, configuration name, seed, protocol, the 
 and constructor parameters as constructed (``get_params(deep=False)``: when sparsetab's defaults change, the
 "defaults" cells are re-measured; sparsetab parameters at their legacy value, which train as before the parameter
 existed, are left out, so adding a parameter keeps the cached cells valid), the fit parameters and the versions
-of the libraries involved. A rerun reads
+of the libraries involved. A cell missing from the cache whose key differs from a stored one
+only in the configuration's name (a screened variant that became the defaults) reads that cell and is stored
+under its own name too. A rerun reads
 the cached cells instead of fitting (a fully cached run takes seconds); ``--refresh`` re-measures them. The key
 does not hold sparsetab's source: after a change that trains differently under the same parameters (the piecewise
 linear encoding keeping each value, for one), re-measure the affected cells with ``--refresh`` (each cell records
@@ -266,6 +268,11 @@ def main(argv=None):
             report.results[index], report.origin[index] = dict(error=_cell_error(exc)), "failed"
             continue
         record = cache.get(keys[index])
+        if record is None:
+            # The same fit stored under another configuration name: stored under this one too.
+            record = cache.get_twin(keys[index])
+            if record is not None:
+                cache.put(keys[index], record["result"])
         if record is not None:
             report.results[index], report.origin[index] = record["result"], "cache"
         else:

@@ -61,6 +61,7 @@ LEGACY_VALUES = dict(
     numerical_transform="standard",  # newer code also clips to the training range
     numerical_embedding=None,
     n_ensemble=1,
+    weight_averaging_epochs=None,
 )
 
 BASES = ("defaults", "old_defaults")

@@ -540,6 +540,7 @@ class BaseSparseTabNet(*((CallbackSupportMixin,) if CallbackSupportMixin is not 
             early_stopping=call.early_stopping,
             incremental=call.incremental,
             epoch_offset=0 if call.first_pass else self.n_iter_,
+            epoch_refit=call.refit or call.refit_epochs is not None,
         )
         return pretrainer
 

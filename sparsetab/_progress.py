@@ -27,6 +27,12 @@ except ImportError:  # pragma: no cover - depends on the installed scikit-learn
 
 __all__ = ["CallbackSupportMixin", "EpochPrinter", "EpochTasks", "epoch_tasks", "metric_label", "training_observer"]
 
+
+def _kept_weights(history):
+    # Histories pickled before the weight average existed have no kept_average.
+    return "the average of the weights" if getattr(history, "kept_average", False) else "the weights"
+
+
 _REASONS = {
     "max_epochs": "max_epochs reached",
     "non_finite": "the training loss or the weights became non-finite",
@@ -159,11 +165,11 @@ class EpochPrinter(TrainingObserver):
         if history.kept_epoch is None:
             kept = "kept the current weights, part-way through an epoch"
         elif history.kept_epoch == self.completed and not self.early_stopping:
-            kept = f"kept the weights of the last epoch ({history.kept_epoch})"
+            kept = f"kept {_kept_weights(history)} of the last epoch ({history.kept_epoch})"
         elif history.kept_epoch == 0:
             kept = "kept the initial weights"
         else:
-            kept = f"kept the weights of epoch {history.kept_epoch}"
+            kept = f"kept {_kept_weights(history)} of epoch {history.kept_epoch}"
         where = (
             f"during epoch {self.epoch}"
             if history.stop_reason in ("interrupted", "non_finite")

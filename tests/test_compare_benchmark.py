@@ -51,6 +51,23 @@ def test_user_protocol_keys_differ_from_the_validation_keys():
         assert CellCache("unused").path(key) != CellCache("unused").path(cell_key(validation[index]))
 
 
+def test_a_cell_stored_under_another_configuration_name_with_the_same_parameters_is_its_twin(tmp_path):
+    # weight_decay=0.01 is the default: the two configurations are the same fit under two names.
+    argv = ["--tables", "screen", "--datasets", "adult", "--seeds", "0", "1", "--protocol", "user"]
+    _, cells = _cells([*argv, "--variants", "defaults", "defaults+weight_decay=0.01", "defaults+weight_decay=0.0"])
+    keys = [cell_key(cell) for cell in cells.values() if cell["model"] == "sparsetab"]
+    by_name = {(key["config"], key["seed"]): key for key in keys}
+    stored, twin = by_name[("defaults+weight_decay=0.01", 0)], by_name[("defaults", 0)]
+    cache = CellCache(tmp_path)
+    cache.put(stored, {"error_value": 0.125})
+    assert cache.get(twin) is None
+    record = cache.get_twin(twin)
+    assert record["result"] == {"error_value": 0.125} and record["key"]["config"] == "defaults+weight_decay=0.01"
+    assert cache.get_twin(by_name[("defaults", 1)]) is None  # another seed
+    assert cache.get_twin(by_name[("defaults+weight_decay=0.0", 0)]) is None  # other parameters
+    assert CellCache(tmp_path, refresh=True).get_twin(twin) is None
+
+
 def test_user_protocol_has_no_tuned_table():
     with pytest.raises(SystemExit):
         compare.parse_args(["--tables", "tuned", "--protocol", "user"])

@@ -235,9 +235,10 @@ def test_warm_start_continues_every_member(fast_params):
 
 
 def test_partial_fit_continues_every_member(fast_params):
-    # n partial_fit calls on the same data equal fit with max_epochs=n and no early stopping, for each member.
+    # n partial_fit calls on the same data equal fit with max_epochs=n, no early stopping and no weight average
+    # (partial_fit keeps the trained weights), for each member.
     X, y = _targets("binary")
-    params = dict(fast_params, max_epochs=2, early_stopping=False, n_ensemble=3)
+    params = dict(fast_params, max_epochs=2, early_stopping=False, n_ensemble=3, weight_averaging_epochs=None)
     incremental = SparseTabNetClassifier(**params)
     for _ in range(2):
         incremental.partial_fit(X, y, classes=["no", "yes"])

@@ -113,7 +113,7 @@ def test_verbose_fit_prints_one_line_per_epoch_and_why_it_stopped(capsys):
     improved = [True] + list(best[1:] > best[:-1])
     assert [match[7] is not None for match in matches] == improved
     assert lines[-1].startswith(f"Stopped after epoch {model.n_iter_}: ")
-    assert lines[-1].endswith(f"kept the weights of epoch {model.best_iteration_ + 1}.")
+    assert lines[-1].endswith(f"kept the average of the weights of epoch {model.best_iteration_ + 1}.")
 
 
 def test_verbose_regressor_partial_fit_and_pretrainer(capsys):

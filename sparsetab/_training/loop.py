@@ -249,6 +249,7 @@ class _TrainingRun:
         config, history, monitor = self.config, self.history, self.monitor
         if self.average is not None:
             self.average.keep()
+            history.kept_average = history.kept_epoch not in (None, config.epoch_offset)
         if monitor.has_best and not history.diverged:
             self.network.load_state_dict(monitor.best_state)
         if config.incremental and history.stop_reason == "max_epochs":

@@ -84,6 +84,9 @@ class TrainingHistory:
     kept_epoch: int | None = None
     """1-based epoch number (counting earlier calls) whose weights the network holds at the end (0: the
     weights it started with); None after an interrupt that kept the weights part-way through an epoch."""
+    kept_average: bool = False
+    """Whether the weights kept are the moving average of the weights at the end of ``kept_epoch``
+    (``weight_averaging_epochs``), not the trained weights of that epoch."""
 
 
 #: Why a training call ends: patience ran out, ``max_epochs`` was reached, the loss or weights became

@@ -25,7 +25,8 @@ from tests.conftest import quiet_fit, score_classes
 # ----- partial_fit ----------------------------------------------------------------------------
 def test_partial_fit_calls_equal_fit_epochs(fast_params):
     X, y = score_classes()
-    params = dict(fast_params, early_stopping=False, n_iter_no_change=100)
+    # partial_fit keeps the trained weights: the fit it equals has no weight average.
+    params = dict(fast_params, early_stopping=False, n_iter_no_change=100, weight_averaging_epochs=None)
     fitted = quiet_fit(SparseTabNetClassifier(max_epochs=3, **params), X, y)
     model = SparseTabNetClassifier(max_epochs=3, **params)  # the schedule spans max_epochs
     with warnings.catch_warnings():
@@ -201,7 +202,8 @@ def test_verbose_one_prints_one_line_per_epoch(capsys, fast_params):
         assert float(match[2]) == pytest.approx(model.loss_curve_[epoch - 1], abs=5e-5)
         assert float(match[3]) == pytest.approx(-model.validation_scores_[epoch - 1], abs=5e-5)
     assert (
-        lines[3] == f"Stopped after epoch 3: max_epochs reached; kept the weights of epoch {model.best_iteration_ + 1}."
+        lines[3] == "Stopped after epoch 3: max_epochs reached; "
+        f"kept the average of the weights of epoch {model.best_iteration_ + 1}."
     )
     model.set_params(early_stopping=False).partial_fit(X, y)  # continues the numbering, no validation
     assert re.fullmatch(r"\[4\] train loss: \d+\.\d+( \(best\))?, in \d+\.\ds", capsys.readouterr().out.strip())

@@ -91,7 +91,16 @@ def test_learning_rate_decay_with_another_schedule_is_refused_at_fit():
 def test_partial_fit_calls_continue_the_schedule_as_one_fit(recipe):
     # n partial_fit calls equal a fit of max_epochs=n: the schedule spans max_epochs and partial_fit continues it.
     X, y = _data()
-    params = dict(SMALL, batch_size=32, virtual_batch_size=16, early_stopping=False, n_iter_no_change=100, **recipe)
+    # partial_fit keeps the trained weights: the fit it equals has no weight average.
+    params = dict(
+        SMALL,
+        batch_size=32,
+        virtual_batch_size=16,
+        early_stopping=False,
+        n_iter_no_change=100,
+        weight_averaging_epochs=None,
+        **recipe,
+    )
     fitted = _quiet(SparseTabNetClassifier(max_epochs=3, **params).fit, X, y)
     model = SparseTabNetClassifier(max_epochs=3, **params)
     for _ in range(3):

@@ -9,6 +9,7 @@ from sklearn.datasets import make_classification, make_regression
 from sklearn.exceptions import ConvergenceWarning
 
 from sparsetab import SparseTabNetClassifier, SparseTabNetRegressor
+from sparsetab._params import resolve_weight_averaging
 from sparsetab._training import loop
 from sparsetab._training.weight_average import WeightAverage
 
@@ -95,7 +96,7 @@ def test_a_fit_keeps_the_average_of_its_trained_weights_and_trains_as_without_it
     settings = dict(random_state=0, max_epochs=4, batch_size=64, early_stopping=False)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        plain = SparseTabNetClassifier(**settings).fit(X, y)
+        plain = SparseTabNetClassifier(**settings, weight_averaging_epochs=None).fit(X, y)
         plain_steps = list(recorded)
         recorded.clear()
         averaged = SparseTabNetClassifier(**settings, weight_averaging_epochs=1.5).fit(X, y)
@@ -122,7 +123,7 @@ def test_early_stopping_scores_and_keeps_the_average_of_its_best_epoch(monkeypat
     settings = dict(random_state=0, max_epochs=6, batch_size=60, early_stopping=True, n_iter_no_change=50)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        plain = SparseTabNetRegressor(**settings).fit(X, y)
+        plain = SparseTabNetRegressor(**settings, weight_averaging_epochs=None).fit(X, y)
         recorded.clear()
         averaged = SparseTabNetRegressor(**settings, weight_averaging_epochs=2.0).fit(X, y)
     assert plain.loss_curve_ == averaged.loss_curve_
@@ -157,3 +158,47 @@ def test_an_invalid_time_constant_is_refused_by_name(value):
     X, y = make_classification(60, 4, random_state=0)
     with pytest.raises(ValueError, match="weight_averaging_epochs"):
         SparseTabNetClassifier(weight_averaging_epochs=value, max_epochs=1).fit(X, y)
+
+
+@pytest.mark.parametrize(
+    "weight_averaging_epochs, kept",
+    [(None, "kept the weights of epoch"), (1.0, "kept the average of the weights of epoch")],
+)
+def test_the_end_of_training_says_whether_the_average_was_kept(weight_averaging_epochs, kept, capsys):
+    X, y = make_classification(120, 4, random_state=0)
+    settings = dict(random_state=0, max_epochs=2, early_stopping=True, verbose=1)
+    SparseTabNetClassifier(**settings, weight_averaging_epochs=weight_averaging_epochs).fit(X, y)
+    assert kept in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "value, keeps_early_stopped_model, expected",
+    [("auto", True, 2.0), ("auto", False, None), (1.5, False, 1.5), (1.5, True, 1.5), (None, True, None)],
+)
+def test_auto_averages_only_where_early_stopping_keeps_the_model(value, keeps_early_stopped_model, expected):
+    assert resolve_weight_averaging(value, keeps_early_stopped_model) == expected
+
+
+@pytest.mark.parametrize(
+    "n_rows, fit_settings, expected",
+    [
+        (300, dict(), [None]),  # under 1,000 rows: every epoch, the last kept
+        (300, dict(early_stopping=True), [2.0]),
+        (1200, dict(), [None, None]),  # the epoch-count refit: the held-out pass and the refit on every row
+        (300, dict(weight_averaging_epochs=0.5), [0.5]),
+    ],
+)
+def test_the_runs_of_a_default_fit_average_as_the_rule_says(monkeypatch, n_rows, fit_settings, expected):
+    used = []
+    make = loop._weight_average
+
+    def recording(config, tensors, steps_per_epoch):
+        used.append(config.weight_averaging_epochs)
+        return make(config, tensors, steps_per_epoch)
+
+    monkeypatch.setattr(loop, "_weight_average", recording)
+    X, y = make_classification(n_rows, 4, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        SparseTabNetClassifier(random_state=0, max_epochs=2, n_d=4, n_a=4, **fit_settings).fit(X, y)
+    assert used == expected
