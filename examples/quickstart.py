@@ -73,7 +73,7 @@ def main():
     print(f"Adult (official split): {len(X_train)} train rows, {len(X_test)} test rows")
     print(f"test accuracy  {accuracy:.4f}")
     print(f"test ROC AUC   {auc:.4f}")
-    restored = "" if model.best_iteration_ is None else f", weights of epoch {model.best_iteration_ + 1} restored"
+    restored = "" if model.best_iteration_ is None else f", the model of epoch {model.best_iteration_ + 1} kept"
     print(f"fit time       {fit_seconds:.1f} s ({model.n_iter_} epochs{restored})")
     print("feature importances (training rows):")
     for name, value in sorted(zip(model.feature_names_in_, model.feature_importances_), key=lambda item: -item[1]):
