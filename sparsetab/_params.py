@@ -714,7 +714,7 @@ def resolve_weight_averaging(weight_averaging_epochs, keeps_early_stopped_model)
         ``weight_averaging_epochs`` itself unless it is ``"auto"``; for ``"auto"``,
         ``AUTO_WEIGHT_AVERAGING_EPOCHS`` when ``keeps_early_stopped_model``, else None.
     """
-    if isinstance(weight_averaging_epochs, str) and weight_averaging_epochs == "auto":
+    if weight_averaging_epochs == "auto":
         return AUTO_WEIGHT_AVERAGING_EPOCHS if keeps_early_stopped_model else None
     return weight_averaging_epochs
 

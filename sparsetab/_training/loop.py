@@ -212,8 +212,6 @@ class _TrainingRun:
         """A non-finite epoch: restore the best weights, or the epoch's starting ones, and say so."""
         config, history, monitor = self.config, self.history, self.monitor
         self.observer.epoch_abandoned()
-        if self.average is not None:
-            self.average.keep()
         history.stop_reason = "non_finite"
         if monitor.best_state is None:
             history.kept_epoch = config.epoch_offset + epoch  # the weights the epoch started from
