@@ -21,6 +21,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "sparsetab"
 RANKS = {
     "sparsetab._version": 0,
     "sparsetab._warnings": 0,
+    "sparsetab._host_syncs": 0,
     "sparsetab.entmax": 0,
     "sparsetab.network": 1,
     "sparsetab._tabular": 1,

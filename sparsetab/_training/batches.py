@@ -9,6 +9,8 @@ import math
 
 import torch
 
+from ..network.host_copies import host_to_device
+
 __all__ = ["SINGLE_PROCESS", "SingleProcess", "TensorBatches"]
 
 
@@ -16,7 +18,8 @@ def _batches(n_rows, batch_size, generator, device):
     # Batches of near-equal size (they differ by at most one row), so no small last batch: a
     # single-row batch, which batch norm maps to its bias, needs one training row or batch_size 1 or 2.
     n_batches = max(1, math.ceil(n_rows / batch_size))
-    order = torch.randperm(n_rows, generator=generator).to(device)
+    # Drawn on the host, where the generator lives, and copied without waiting for the device.
+    order = host_to_device(torch.randperm(n_rows, generator=generator), device)
     return torch.tensor_split(order, n_batches)
 
 

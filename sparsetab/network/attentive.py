@@ -145,7 +145,8 @@ class AttentiveTransformer(nn.Module):
         """
         if self.entmax_mode == "adaptive":
             return (1.0 + torch.sigmoid(self.alpha_logit.detach())).double()
-        return torch.tensor(self.alpha, dtype=torch.float64, device=self.fc.weight.device)
+        # A fill on the device: torch.tensor(value, device=...) would copy from pageable host memory, a wait on a GPU.
+        return torch.full((), self.alpha, dtype=torch.float64, device=self.fc.weight.device)
 
     def forward(self, a, prior):
         """Compute the mask.

@@ -16,6 +16,7 @@ import math
 import torch
 from torch import nn
 
+from .host_copies import host_to_device
 from .seeded import seeded_linear
 
 __all__ = ["GhostBatchNorm", "GLULayer", "FeatureTransformer"]
@@ -270,8 +271,9 @@ class GhostBatchNorm(nn.Module):
         self._pending.clear()
         statistics = None if len(groups) == 1 else self.running_mean.new_zeros(2, steps, width)
         for (chunk_rows, _, zero_variance), members in groups.items():
+            # Made on the host and copied without waiting for the device, as the index and coefficients below.
             scale = torch.tensor([1.0 / member[1] for member in members], dtype=self.running_mean.dtype)
-            scale = scale.to(self.running_mean.device)[:, None]
+            scale = host_to_device(scale, self.running_mean.device)[:, None]
             means = torch.stack([member[2] for member in members]).view(len(members), -1, width).sum(dim=1)
             if zero_variance:
                 variances = torch.zeros_like(means)
@@ -282,14 +284,14 @@ class GhostBatchNorm(nn.Module):
             if statistics is None:  # one record per step, in step order
                 statistics = torch.stack([means * scale, variances * scale])
             else:
-                index = torch.tensor([member[0] for member in members], device=statistics.device)
+                index = host_to_device(torch.tensor([member[0] for member in members]), statistics.device)
                 statistics[0].index_add_(0, index, means * scale)
                 statistics[1].index_add_(0, index, variances * scale)
         tracked = getattr(self, "_tracked_on_host", None)  # modules pickled before the mirror existed have none
         if tracked is None:
             tracked = int(self.num_batches_tracked)
         coefficients, remaining = _running_average_coefficients(tracked + 1, steps, self.momentum)
-        coefficients = coefficients.to(device=statistics.device, dtype=statistics.dtype)
+        coefficients = host_to_device(coefficients.to(dtype=statistics.dtype), statistics.device)
         self.running_mean.mul_(remaining).add_(coefficients @ statistics[0])
         self.running_var.mul_(remaining).add_(coefficients @ statistics[1])
         self.num_batches_tracked += steps

@@ -10,6 +10,7 @@ import torch
 from torch import nn
 
 from .blocks import FeatureTransformer
+from .host_copies import host_to_device
 from .seeded import seeded_linear
 from .tabnet import TabNet
 
@@ -182,7 +183,7 @@ class PretrainingNetwork(nn.Module):
         n_groups = self.encoder.embedding.n_groups
         uniform = torch.rand(n_rows, n_groups, generator=generator)  # on the CPU, where the generators live
         device = self.encoder.embedding.group_matrix.device
-        return (uniform < self.pretraining_ratio).to(device=device, dtype=torch.float32)
+        return host_to_device((uniform < self.pretraining_ratio).to(torch.float32), device)
 
     def forward(self, x, obfuscation=None):
         """Reconstruct the hidden columns of ``x``.

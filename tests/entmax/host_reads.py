@@ -3,9 +3,8 @@
 import contextlib
 from unittest import mock
 
-import torch
-
 import sparsetab.entmax._threshold_kernels as kernels
+from sparsetab._host_syncs import SyncCounter
 
 
 # The sort-free solvers test convergence after every pass on the CPU and in blocks of passes on other
@@ -37,24 +36,12 @@ def solver_path(path):
     return convergence_tests(path == "blocked")
 
 
-SYNC_CALLS = ("__bool__", "__float__", "__int__", "__index__", "item", "tolist")
-
-
 @contextlib.contextmanager
 def counted_host_reads(counter):
-    """Count the calls that read a tensor's value on the host (each one a device sync on a GPU)."""
-    originals = {name: getattr(torch.Tensor, name) for name in SYNC_CALLS}
-    original_equal = torch.equal
-
-    def counted(original):
-        def call(*args, **kwargs):
-            counter[0] += 1
-            return original(*args, **kwargs)
-
-        return call
-
-    with contextlib.ExitStack() as stack:
-        for name, original in originals.items():
-            stack.enter_context(mock.patch.object(torch.Tensor, name, counted(original)))
-        stack.enter_context(mock.patch.object(torch, "equal", counted(original_equal)))
-        yield
+    """Add to ``counter[0]`` every call that would make the host wait for a GPU (see sparsetab._host_syncs)."""
+    syncs = SyncCounter()
+    try:
+        with syncs.counting():
+            yield
+    finally:
+        counter[0] += syncs.total()
