@@ -19,6 +19,7 @@ from .early_stopping import MIN_PATIENCE_STEPS, EarlyStopping, patience_epochs, 
 from .flat_parameters import FlatParameters
 from .records import STOP_REASONS, EpochRecord, ObserverGroup, TrainingConfig, TrainingHistory, TrainingObserver
 from .schedule import LEARNING_RATE_SCHEDULES, LearningRateSchedule, learning_rate_factor, make_optimizer
+from .step_graphs import StepGraphs, captures_steps
 from .weight_average import WeightAverage
 
 __all__ = [
@@ -96,6 +97,13 @@ class _TrainingStep:
 
     def __call__(self, X_batch, y_batch, weight):
         """Update the network on one batch; return its objective and its weight (tensors on the device)."""
+        objective, batch_weight = self.train(X_batch, y_batch, weight)
+        if self.average is not None:
+            self.average.update()
+        return objective, batch_weight
+
+    def train(self, X_batch, y_batch, weight):
+        """The step without the weight average's update: forward, objective, backward, clipping, optimizer."""
         config = self.config
         # A network with step gates also returns its gate regulariser.
         output, _, sparsity_loss, *gate_loss = self.network(X_batch)
@@ -117,8 +125,6 @@ class _TrainingStep:
         if config.max_grad_norm is not None:
             torch.nn.utils.clip_grad_norm_(self.optimized, config.max_grad_norm, foreach=True)
         self.optimizer.step()
-        if self.average is not None:
-            self.average.update()
         return objective, batch_weight
 
 
@@ -345,21 +351,28 @@ def train_network(
         schedule = LearningRateSchedule(optimizer, config, steps_per_epoch, loaded=optimizer_state is not None)
         average = _weight_average(config, parameters if flat is None else [flat.flat], steps_per_epoch)
         step = _TrainingStep(network, loss_function, config, replicas, optimizer, parameters, flat, average)
-        observer = observer if observer is not None else TrainingObserver()
-        run = _TrainingRun(network, data, config, generator, score_function, observer, replicas, step, schedule)
-        if schedule.ended:
-            warn(
-                f"The cosine learning-rate schedule ended after max_epochs={schedule.epochs} epochs; its learning "
-                "rate is now 0, so this epoch does not change the weights. Raise max_epochs to continue the "
-                "schedule, or use learning_rate_schedule='constant' or 'exponential' for open-ended partial_fit.",
-                UserWarning,
-            )
-        try:
-            for epoch in range(config.max_epochs):
-                if run.run_epoch(epoch):
-                    break
-        except KeyboardInterrupt:
-            run.keep_after_interrupt()
+        device = parameters[0].device
+        captured = captures_steps(device, flat, schedule, batches is None, replicas is SINGLE_PROCESS)
+        # Captured steps (CUDA): the network and optimizer are made ready for them, and put back before the
+        # optimizer's state is read below.
+        graphs = StepGraphs(step, schedule, config.max_epochs, device) if captured else contextlib.nullcontext(step)
+        with graphs as step:
+            observer = observer if observer is not None else TrainingObserver()
+            run = _TrainingRun(network, data, config, generator, score_function, observer, replicas, step, schedule)
+            if schedule.ended:
+                warn(
+                    f"The cosine learning-rate schedule ended after max_epochs={schedule.epochs} epochs; its "
+                    "learning rate is now 0, so this epoch does not change the weights. Raise max_epochs to continue "
+                    "the schedule, or use learning_rate_schedule='constant' or 'exponential' for open-ended "
+                    "partial_fit.",
+                    UserWarning,
+                )
+            try:
+                for epoch in range(config.max_epochs):
+                    if run.run_epoch(epoch):
+                        break
+            except KeyboardInterrupt:
+                run.keep_after_interrupt()
         history = run.history
         # Read before the observers hear of the end, which the optimiser's state does not depend on.
         history.optimizer_state = (

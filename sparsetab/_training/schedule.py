@@ -134,19 +134,69 @@ class LearningRateSchedule:
         epoch, step : int
             Where the step is: its epoch within this call and its index within the epoch.
         """
-        if self.scheduler is not None:
+        if self.scheduler is not None or self.on_device:
             return
+        rate = self.rate(epoch, step)
+        for group in self.optimizer.param_groups:
+            group["lr"] = rate
+
+    #: Whether the rates come from :meth:`rates` on the device (a captured step), so that :meth:`before_step`
+    #: leaves the optimizer's groups alone.
+    on_device = False
+
+    @property
+    def per_step(self):
+        """Whether every step's rate is a function of its place in the run (all but the first release's schedule).
+
+        Returns
+        -------
+        bool
+        """
+        return self.scheduler is None
+
+    def rate(self, epoch, step):
+        """The learning rate of step ``step`` (0-based) of this call's epoch ``epoch`` (0-based).
+
+        Parameters
+        ----------
+        epoch, step : int
+            Where the step is: its epoch within this call and its index within the epoch.
+
+        Returns
+        -------
+        float
+
+        Raises
+        ------
+        RuntimeError
+            For the first release's schedule, whose rate is the optimizer's, decayed once an epoch (see
+            :attr:`per_step`).
+        """
+        if not self.per_step:
+            raise RuntimeError("The first release's exponential schedule has no per-step rate table.")
         config = self.config
         progress = config.schedule_offset + epoch + (step + 1) / self.steps_per_epoch
-        rate = config.learning_rate * learning_rate_factor(
+        return config.learning_rate * learning_rate_factor(
             config.learning_rate_schedule,
             progress,
             warmup_epochs=config.warmup_epochs,
             schedule_epochs=self.epochs,
             decay=config.learning_rate_decay,
         )
-        for group in self.optimizer.param_groups:
-            group["lr"] = rate
+
+    def rates(self, epochs):
+        """The rates of the steps of this call's first ``epochs`` epochs, in order (``epochs * steps_per_epoch``).
+
+        Parameters
+        ----------
+        epochs : int
+            Epochs of the call.
+
+        Returns
+        -------
+        list of float
+        """
+        return [self.rate(epoch, step) for epoch in range(epochs) for step in range(self.steps_per_epoch)]
 
     def after_epoch(self):
         """A complete, finite epoch: the first release's schedule decays its rate once."""

@@ -63,6 +63,22 @@ class WeightAverage:
             for average, tensor in zip(self.average, self.tensors, strict=True):
                 average.lerp_(tensor.detach(), weight)
 
+    def update_on_device(self, updates):
+        """:meth:`update` with the update count held on the device, so that a captured step can replay it.
+
+        The caller keeps :attr:`updates` (the host's count) in step, after each call.
+
+        Parameters
+        ----------
+        updates : torch.Tensor, 0-d, float64
+            The number of updates so far, on the tensors' device; incremented here, in place.
+        """
+        updates.add_(1)
+        weight = torch.clamp(updates.reciprocal(), min=self.minimum_weight)
+        with torch.no_grad():
+            for average, tensor in zip(self.average, self.tensors, strict=True):
+                average.lerp_(tensor.detach(), weight.to(average.dtype))
+
     @property
     def in_use(self):
         """Whether the tensors currently hold the average (between :meth:`use_average` and :meth:`use_trained`)."""

@@ -72,6 +72,9 @@ class GhostBatchNorm(nn.Module):
     # The sum over processes of a whole-batch normalisation in training mode (see statistics_across); a class
     # attribute, so that modules pickled before it existed, and every module outside that block, have None.
     _all_reduce = None
+    # Whether training steps update the running statistics at once, on the device (see updating_on_device); a
+    # class attribute for the same reason.
+    _updates_on_device = False
 
     def __init__(self, num_features, virtual_batch_size=128, momentum=0.02, epsilon=1e-5):
         super().__init__()
@@ -159,16 +162,65 @@ class GhostBatchNorm(nn.Module):
         rows, n_large = divmod(n_rows, n_virtual)
         if n_large == 0:  # equal virtual batches, the common case
             output, record = self._normalise(x, n_virtual, rows, width)
-            self._pending.append((n_virtual, record))
+            records = (n_virtual, record)
         else:  # n_large virtual batches of rows + 1 rows, then the others of rows rows
             split = n_large * (rows + 1)
             large, large_record = self._normalise(x[:split], n_large, rows + 1, width)
             small, small_record = self._normalise(x[split:], n_virtual - n_large, rows, width)
             output = torch.cat([large, small])
-            self._pending.append((n_virtual, large_record, small_record))
+            records = (n_virtual, large_record, small_record)
+        if self._updates_on_device:
+            self._update_on_device(*records)
+            return output
+        self._pending.append(records)
         if len(self._pending) >= _MAX_PENDING_STEPS:
             self.flush_running_stats()
         return output
+
+    @contextlib.contextmanager
+    def updating_on_device(self):
+        """Within the block, each training step updates the running statistics at once, with device operations only.
+
+        Outside it, a step's statistics are recorded and applied in groups (:meth:`flush_running_stats`), which
+        costs fewer operators a step but keeps Python-side state and copies host-made coefficients to the device.
+        Inside it, step ``t`` takes its weight ``max(momentum, 1 / t)`` from ``num_batches_tracked`` on the device
+        and moves the buffers at once (the same values up to rounding): the step then reads and copies nothing
+        from the host, and can be captured in a CUDA graph and replayed (:mod:`sparsetab._training.step_graphs`).
+        Pending updates are applied on entering.
+
+        Yields
+        ------
+        GhostBatchNorm
+            ``self``.
+        """
+        self.flush_running_stats()
+        self._updates_on_device = True
+        try:
+            yield self
+        finally:
+            del self._updates_on_device  # back to the class attribute, so that pickles do not change
+            self._tracked_on_host = None  # counted on the device meanwhile: read once at the next flush
+
+    @torch.no_grad()
+    def _update_on_device(self, n_virtual, *records):
+        # The statistics of one step, as flush_running_stats combines them: the averages over the virtual batches
+        # of their means and unbiased variances (a single-row virtual batch has variance 0).
+        width = self.num_features
+        means = variances = None
+        for chunk_rows, mean, inverse_std in records:
+            part_means = mean.view(-1, width).sum(dim=0)
+            means = part_means if means is None else means + part_means
+            if inverse_std is not None:
+                part_variances = (inverse_std.pow(-2) - self.epsilon) * (chunk_rows / (chunk_rows - 1))
+                part_variances = part_variances.view(-1, width).sum(dim=0)
+                variances = part_variances if variances is None else variances + part_variances
+        self.num_batches_tracked += 1
+        weight = torch.clamp(self.num_batches_tracked.double().reciprocal(), min=self.momentum)
+        weight = weight.to(self.running_mean.dtype)
+        self.running_mean.lerp_(means / n_virtual, weight)
+        if variances is None:
+            variances = torch.zeros_like(means)
+        self.running_var.lerp_(variances / n_virtual, weight)
 
     @contextlib.contextmanager
     def statistics_across(self, all_reduce):

@@ -223,3 +223,44 @@ def test_statistics_across_processes_leave_virtual_batches_local():
     with ghost.statistics_across(lambda tensor: 2 * tensor):
         output = ghost(x)
     torch.testing.assert_close(output, _reference_ghost_batch_norm(x, 4))
+
+
+@pytest.mark.parametrize("rows", [256, 250, 130, 3])  # equal virtual batches, two sizes, a single-row one, tiny
+def test_running_statistics_updated_on_the_device_equal_the_grouped_updates(rows):
+    torch.manual_seed(0)
+    grouped = GhostBatchNorm(5, virtual_batch_size=128 if rows > 3 else 2, momentum=0.3)
+    on_device = GhostBatchNorm(5, virtual_batch_size=128 if rows > 3 else 2, momentum=0.3)
+    batches = [torch.randn(rows, 5) * 3 + 1 for _ in range(6)]
+    grouped.train()
+    for batch in batches:
+        grouped(batch)
+    grouped.flush_running_stats()
+    on_device.train()
+    with on_device.updating_on_device():
+        assert on_device._updates_on_device
+        for batch in batches:
+            on_device(batch)
+            assert on_device._pending == []  # applied at once, nothing held
+    # Out of the block: the class default again, and the host's count is read once from the buffer later.
+    assert "_updates_on_device" not in vars(on_device) and on_device._tracked_on_host is None
+    torch.testing.assert_close(on_device.running_mean, grouped.running_mean, rtol=1e-6, atol=1e-6)
+    torch.testing.assert_close(on_device.running_var, grouped.running_var, rtol=1e-6, atol=1e-6)
+    assert int(on_device.num_batches_tracked) == int(grouped.num_batches_tracked) == 6
+    # Training on after the block continues the count: step 7's weight is max(0.3, 1/7) either way.
+    grouped(batches[0])
+    on_device(batches[0])
+    grouped.flush_running_stats()
+    on_device.flush_running_stats()
+    torch.testing.assert_close(on_device.running_mean, grouped.running_mean, rtol=1e-6, atol=1e-6)
+
+
+def test_entering_the_on_device_mode_applies_the_pending_updates():
+    module = GhostBatchNorm(3, virtual_batch_size=None)
+    module.train()
+    module(torch.tensor([[0.0, 1.0, 2.0], [2.0, 3.0, 6.0]]))
+    assert len(module._pending) == 1
+    with module.updating_on_device():
+        assert module._pending == []
+    # First update: weight 1, so the running values are the batch's mean and unbiased variance.
+    torch.testing.assert_close(module.running_mean, torch.tensor([1.0, 2.0, 4.0]))
+    torch.testing.assert_close(module.running_var, torch.tensor([2.0, 2.0, 8.0]))

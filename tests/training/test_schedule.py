@@ -67,3 +67,37 @@ def test_a_loaded_exponential_rate_continues_at_a_new_learning_rate():
     LearningRateSchedule(optimizer, continued, steps_per_epoch=1, loaded=True)
     assert optimizer.param_groups[0]["lr"] == pytest.approx(0.1)
     assert optimizer.param_groups[0]["initial_lr"] == 0.2
+
+
+@pytest.mark.parametrize("schedule", ["constant", "exponential", "cosine"])
+def test_the_rate_table_of_a_run_is_what_before_step_sets(schedule):
+    config = training_config(
+        learning_rate=0.02,
+        learning_rate_schedule=schedule,
+        learning_rate_decay=0.9,
+        warmup_epochs=1.5,
+        max_epochs=4,
+        weight_decay=1e-4,
+    )
+    optimizer = torch.optim.AdamW([torch.nn.Parameter(torch.zeros(2))], lr=0.02)
+    rates = LearningRateSchedule(optimizer, config, steps_per_epoch=3, loaded=False)
+    table = rates.rates(4)
+    assert len(table) == 12 and rates.per_step
+    for index, expected in enumerate(table):
+        rates.before_step(index // 3, index % 3)
+        assert optimizer.param_groups[0]["lr"] == expected
+    rates.on_device = True  # a captured run: the table drives the rate, before_step leaves the group alone
+    optimizer.param_groups[0]["lr"] = -1.0
+    rates.before_step(0, 0)
+    assert optimizer.param_groups[0]["lr"] == -1.0
+
+
+def test_the_first_releases_schedule_has_no_rate_table():
+    config = training_config(
+        learning_rate=0.02, learning_rate_schedule="exponential", learning_rate_decay=0.9, weight_decay=0.0
+    )
+    optimizer = torch.optim.Adam([torch.nn.Parameter(torch.zeros(2))], lr=0.02)
+    schedule = LearningRateSchedule(optimizer, config, steps_per_epoch=3, loaded=False)
+    assert not schedule.per_step
+    with pytest.raises(RuntimeError, match="no per-step rate table"):
+        schedule.rate(0, 0)

@@ -202,3 +202,18 @@ def test_the_runs_of_a_default_fit_average_as_the_rule_says(monkeypatch, n_rows,
         warnings.simplefilter("ignore", ConvergenceWarning)
         SparseTabNetClassifier(random_state=0, max_epochs=2, n_d=4, n_a=4, **fit_settings).fit(X, y)
     assert used == expected
+
+
+def test_the_update_counted_on_the_device_equals_the_update_counted_on_the_host():
+    host, device = torch.zeros(4), torch.zeros(4)
+    host_average, device_average = WeightAverage([host], 3.0), WeightAverage([device], 3.0)
+    updates = torch.zeros((), dtype=torch.float64)
+    for value in (3.0, -1.0, 4.0, 2.0, 8.0):
+        host.fill_(value)
+        device.fill_(value)
+        host_average.update()
+        device_average.update_on_device(updates)
+    # Weights 1, 1/2, 1/3, then 1/3 (the time constant): 3, 1, 2, 2, 4.
+    torch.testing.assert_close(device_average.average[0], torch.full((4,), 4.0))
+    torch.testing.assert_close(device_average.average[0], host_average.average[0])
+    assert float(updates) == 5.0
