@@ -27,6 +27,7 @@ import traceback
 from unittest import mock
 
 import torch
+from torch.overrides import TorchFunctionMode
 
 __all__ = ["SYNC_KINDS", "SyncCounter"]
 
@@ -63,6 +64,27 @@ def _pinned(tensor):
 def _has_boolean_index(index):
     parts = index if isinstance(index, tuple) else (index,)
     return any(isinstance(part, torch.Tensor) and part.dtype in (torch.bool, torch.uint8) for part in parts)
+
+
+class _BooleanIndexing(TorchFunctionMode):
+    """Sees ``tensor[mask]`` and ``tensor[mask] = value`` through torch's function-override protocol.
+
+    Indexing is not patched on ``torch.Tensor`` like the other calls: assigning and then deleting ``__getitem__``
+    on that Python subclass leaves CPython's sequence slot behind, after which every 0-d tensor passes as a
+    sequence (``torch.tensor([t[0], t[1]])`` then fails with "len() of a 0-d tensor" anywhere later in the
+    process). A mode changes no type.
+    """
+
+    _INDEXING = (torch.Tensor.__getitem__, torch.Tensor.__setitem__)
+
+    def __init__(self, record):
+        super().__init__()
+        self._record = record
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        if func in self._INDEXING and len(args) > 1 and _has_boolean_index(args[1]):
+            self._record("data_dependent_shape")
+        return func(*args, **(kwargs or {}))
 
 
 class SyncCounter:
@@ -207,9 +229,6 @@ class SyncCounter:
         def where_applies(*args, **kwargs):
             return len(args) + len(kwargs) == 1
 
-        def getitem_applies(tensor, index, *rest):
-            return _has_boolean_index(index)
-
         patches = [(torch.Tensor, name, "value_read", None) for name in _VALUE_READS]
         patches.append((torch, "equal", "value_read", None))
         for name in _SHAPE_METHODS:
@@ -217,8 +236,6 @@ class SyncCounter:
             patches.append((torch, name, "data_dependent_shape", None))
         patches += [
             (torch, "where", "data_dependent_shape", where_applies),
-            (torch.Tensor, "__getitem__", "data_dependent_shape", getitem_applies),
-            (torch.Tensor, "__setitem__", "data_dependent_shape", getitem_applies),
             (torch.Tensor, "to", "pageable_copy", to_applies),
             (torch.Tensor, "copy_", "pageable_copy", copy_applies),
             (torch.Tensor, "new_tensor", "pageable_copy", new_tensor_applies),
@@ -233,6 +250,7 @@ class SyncCounter:
                 for owner, name, kind, applies in patches:
                     original = getattr(owner, name)
                     stack.enter_context(mock.patch.object(owner, name, self._counted(kind, original, applies)))
+                stack.enter_context(_BooleanIndexing(self._record))
                 yield self
         finally:
             self._locations = previous

@@ -1,5 +1,8 @@
 """SyncCounter: each kind of call that makes a host wait for a GPU, counted by hand-checked examples."""
 
+import operator
+
+import numpy as np
 import pytest
 import torch
 
@@ -95,6 +98,37 @@ def test_paused_blocks_count_nothing_and_patches_are_undone():
     float(torch.ones(()))  # after the block: torch is as it was
     assert counter.total() == 1 and counter.total("value_read") == 1
     assert "call" not in repr(torch.Tensor.item) and torch.Tensor.to.__qualname__ == "TensorBase.to"
+
+
+def _protocol_behaviour():
+    """What Python's protocols make of tensors: sequences, numbers, indices, and lists of 0-d tensors."""
+    t = torch.arange(4.0)
+    i = torch.tensor(2)
+    return (
+        torch.tensor([t[0], t[2]]).tolist(),  # 0-d tensors must not pass as sequences
+        np.array([t[1], t[3]]).tolist(),
+        operator.index(i),
+        ["a", "b", "c"][i],
+        bool(i),
+        int(i),
+        float(i),
+        len(t),
+        t[t > 1].tolist(),
+    )
+
+
+def test_counting_leaves_torch_tensor_and_its_protocols_as_they_were():
+    # Patching then deleting __getitem__ on torch.Tensor once left CPython's sequence slot behind, so any later
+    # torch.tensor([t[0], t[1]]) in the process failed with "len() of a 0-d tensor".
+    before = (_protocol_behaviour(), dict(vars(torch.Tensor)))
+    counter = SyncCounter()
+    with counter.counting():
+        values = torch.arange(6)
+        values[values > 3] = 0
+        assert values[values > 0].tolist() == [1, 2, 3]
+    assert counter.by_kind() == {"value_read": 1, "data_dependent_shape": 2, "pageable_copy": 0}
+    assert _protocol_behaviour() == before[0] == ([0.0, 2.0], [1.0, 3.0], 2, "c", True, 2, 2.0, 4, [2.0, 3.0])
+    assert dict(vars(torch.Tensor)) == before[1]
 
 
 def test_an_unknown_kind_is_a_clear_error():
