@@ -326,6 +326,9 @@ PARAMETERS = (
         "runtime",
     ),
     Parameter("device", "cpu", [str, torch.device], "runtime"),
+    # How the training step runs, not what it computes (up to float rounding): a model saved before it existed
+    # trained eagerly.
+    Parameter("torch_compile", False, ["boolean"], "runtime", legacy=False),
     # Its weights only start a network: a continued fit cannot take another pretrainer's (None, as after
     # load_model, is no change).
     Parameter("pretrained", None, [HasMethods(["fit", "transform"]), None], "training", _SUPERVISED, change="refused"),

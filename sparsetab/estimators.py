@@ -367,6 +367,15 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
         that is not available raises a ValueError at fit, never a silent fallback. A model
         fitted on a GPU unpickles on a machine without one: its network is then loaded on
         the CPU (with a warning).
+    torch_compile : bool, default=False
+        Run the forward of each training step through ``torch.compile`` (torch's inductor
+        backend; it needs a C++ compiler on the CPU). Compiled once per batch shape at the
+        start of a fit (fits of the same architecture in one process reuse the code); the
+        backward, the optimizer, evaluation, ``predict`` and ``explain`` are not compiled. On
+        CUDA the compiled forward runs inside the captured training step. The model is the
+        same training up to float rounding (which, over a run, gives a different model, as a
+        different thread count does). A compiler failure raises a RuntimeError naming this
+        parameter. On the CPU the first compile of a fit takes tens of seconds.
     pretrained : SparseTabNetPretrainer, FrozenEstimator of one, or None, default=None
         A fitted :class:`~sparsetab.pretraining.SparseTabNetPretrainer`: ``fit`` then starts
         from its encoder weights (the head is new) and uses its tabular encoding and
@@ -535,6 +544,7 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
         warm_start=DEFAULTS["warm_start"],
         n_jobs=DEFAULTS["n_jobs"],
         device=DEFAULTS["device"],
+        torch_compile=DEFAULTS["torch_compile"],
         pretrained=DEFAULTS["pretrained"],
     ):
         store_parameters(self, locals())
@@ -1120,6 +1130,15 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
         that is not available raises a ValueError at fit, never a silent fallback. A model
         fitted on a GPU unpickles on a machine without one: its network is then loaded on
         the CPU (with a warning).
+    torch_compile : bool, default=False
+        Run the forward of each training step through ``torch.compile`` (torch's inductor
+        backend; it needs a C++ compiler on the CPU). Compiled once per batch shape at the
+        start of a fit (fits of the same architecture in one process reuse the code); the
+        backward, the optimizer, evaluation, ``predict`` and ``explain`` are not compiled. On
+        CUDA the compiled forward runs inside the captured training step. The model is the
+        same training up to float rounding (which, over a run, gives a different model, as a
+        different thread count does). A compiler failure raises a RuntimeError naming this
+        parameter. On the CPU the first compile of a fit takes tens of seconds.
     pretrained : SparseTabNetPretrainer, FrozenEstimator of one, or None, default=None
         A fitted :class:`~sparsetab.pretraining.SparseTabNetPretrainer`: ``fit`` then starts
         from its encoder weights (the head is new) and uses its tabular encoding and
@@ -1293,6 +1312,7 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
         warm_start=DEFAULTS["warm_start"],
         n_jobs=DEFAULTS["n_jobs"],
         device=DEFAULTS["device"],
+        torch_compile=DEFAULTS["torch_compile"],
         pretrained=DEFAULTS["pretrained"],
     ):
         store_parameters(self, locals())

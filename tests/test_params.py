@@ -171,6 +171,7 @@ def test_legacy_values_are_those_of_the_first_release():
         "loss": "squared_error",
         "quantile": 0.5,
         "huber_delta": 1.0,
+        "torch_compile": False,
     }
 
 

@@ -15,6 +15,7 @@ import torch
 
 from .._warnings import warn
 from .batches import SINGLE_PROCESS, SingleProcess, TensorBatches
+from .compiled import compiled_training
 from .early_stopping import MIN_PATIENCE_STEPS, EarlyStopping, patience_epochs, snapshot, warn_at_max_epochs
 from .flat_parameters import FlatParameters
 from .records import STOP_REASONS, EpochRecord, ObserverGroup, TrainingConfig, TrainingHistory, TrainingObserver
@@ -88,8 +89,12 @@ def _weight_average(config, tensors, steps_per_epoch):
 class _TrainingStep:
     """One optimiser step on a batch: forward, the weighted objective, backward, reduction, clipping, update."""
 
-    def __init__(self, network, loss_function, config, replicas, optimizer, parameters, flat, average=None):
+    def __init__(
+        self, network, loss_function, config, replicas, optimizer, parameters, flat, average=None, forward=None
+    ):
         self.network, self.loss_function, self.config, self.replicas = network, loss_function, config, replicas
+        # What runs the network's forward: the network itself, or its compiled form (torch_compile).
+        self.forward = network if forward is None else forward
         self.optimizer, self.parameters, self.flat = optimizer, parameters, flat
         self.optimized = parameters if flat is None else [flat.flat]
         self.n_members = getattr(network, "n_efficient_members", 1)
@@ -106,7 +111,7 @@ class _TrainingStep:
         """The step without the weight average's update: forward, objective, backward, clipping, optimizer."""
         config = self.config
         # A network with step gates also returns its gate regulariser.
-        output, _, sparsity_loss, *gate_loss = self.network(X_batch)
+        output, _, sparsity_loss, *gate_loss = self.forward(X_batch)
         batch_weight, row_share = self.replicas.batch_normalisers(weight.sum(), X_batch.shape[0])
         loss = (member_mean_loss(self.loss_function, output, y_batch, self.n_members) * weight).sum() / batch_weight
         if row_share is not None:
@@ -342,16 +347,16 @@ def train_network(
     # One flat tensor for clipping and Adam where the parameters allow it (see flat_parameters); the
     # parameters get storage of their own again when training ends, however it ends.
     flat_parameters = FlatParameters(parameters) if FlatParameters.supports(parameters) else contextlib.nullcontext()
-    with flat_parameters as flat:
-        fused = parameters[0].device.type in ("cpu", "cuda")
+    with flat_parameters as flat, compiled_training(network, config.torch_compile) as forward:
+        device = parameters[0].device
+        fused = device.type in ("cpu", "cuda")
         optimizer = make_optimizer(parameters if flat is None else [flat.flat], config, fused)
         if optimizer_state is not None:
             optimizer.load_state_dict(optimizer_state if flat is None else flat.to_flat_state(optimizer_state))
         steps_per_epoch = data.steps_per_epoch(config.batch_size)
         schedule = LearningRateSchedule(optimizer, config, steps_per_epoch, loaded=optimizer_state is not None)
         average = _weight_average(config, parameters if flat is None else [flat.flat], steps_per_epoch)
-        step = _TrainingStep(network, loss_function, config, replicas, optimizer, parameters, flat, average)
-        device = parameters[0].device
+        step = _TrainingStep(network, loss_function, config, replicas, optimizer, parameters, flat, average, forward)
         captured = captures_steps(device, flat, schedule, batches is None, replicas is SINGLE_PROCESS)
         # Captured steps (CUDA): the network and optimizer are made ready for them, and put back before the
         # optimizer's state is read below.

@@ -38,6 +38,8 @@ class TrainingConfig:
     """Length of the learning-rate schedule in epochs (the estimator's ``max_epochs``; None: ``max_epochs``)."""
     schedule_offset: int = 0
     """Epochs of the schedule already run (``partial_fit`` continues it; a new ``fit`` restarts it)."""
+    torch_compile: bool = False
+    """Run the training step's forward through ``torch.compile`` (see :func:`~sparsetab._training.loop.compiled_forward`)."""
     fixed_epochs: bool = False
     """``max_epochs`` is a count chosen on held-out rows (the refit on all rows of ``early_stopping="auto"``):
     reaching it says nothing about more epochs, so no warning is given at the end."""

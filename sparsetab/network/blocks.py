@@ -194,12 +194,14 @@ class GhostBatchNorm(nn.Module):
             ``self``.
         """
         self.flush_running_stats()
+        outermost = "_updates_on_device" not in vars(self)  # a compiled step inside a captured one enters twice
         self._updates_on_device = True
         try:
             yield self
         finally:
-            del self._updates_on_device  # back to the class attribute, so that pickles do not change
-            self._tracked_on_host = None  # counted on the device meanwhile: read once at the next flush
+            if outermost:
+                del self._updates_on_device  # back to the class attribute, so that pickles do not change
+                self._tracked_on_host = None  # counted on the device meanwhile: read once at the next flush
 
     @torch.no_grad()
     def _update_on_device(self, n_virtual, *records):

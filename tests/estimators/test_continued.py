@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 import torch
 
+import sparsetab._training.compiled as compiled
 from sparsetab import SparseTabNetClassifier, SparseTabNetPretrainer, SparseTabNetRegressor
 from sparsetab._params import ON_CHANGE, PARAMETERS
 
@@ -73,6 +74,7 @@ CHANGED = {
     "warm_start": True,
     "n_jobs": 1,
     "device": torch.device("cpu"),
+    "torch_compile": True,
     "pretrained": "a pretrainer",
 }
 CLASSIFIER_PARAMETERS = [parameter for parameter in PARAMETERS if "classifier" in parameter.estimators]
@@ -98,7 +100,9 @@ def test_every_parameter_has_a_documented_rule_and_a_changed_value_here():
 
 @pytest.mark.parametrize("parameter", CLASSIFIER_PARAMETERS, ids=lambda parameter: parameter.name)
 @pytest.mark.parametrize("method", ["partial_fit", "warm start"])
-def test_a_change_does_what_the_table_says(parameter, method, capsys):
+def test_a_change_does_what_the_table_says(parameter, method, capsys, monkeypatch):
+    # torch_compile=True traced by Dynamo, without inductor's code generation (tests/training/test_compiled.py).
+    monkeypatch.setattr(compiled, "BACKEND", "aot_eager")
     # set_params(learning_rate=...) between partial_fit calls was silently ignored.
     X, y = _data()
     model = SparseTabNetClassifier(**BASE)

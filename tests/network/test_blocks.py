@@ -264,3 +264,18 @@ def test_entering_the_on_device_mode_applies_the_pending_updates():
     # First update: weight 1, so the running values are the batch's mean and unbiased variance.
     torch.testing.assert_close(module.running_mean, torch.tensor([1.0, 2.0, 4.0]))
     torch.testing.assert_close(module.running_var, torch.tensor([2.0, 2.0, 8.0]))
+
+
+def test_the_on_device_mode_nests_and_only_the_outermost_block_ends_it():
+    # A compiled forward (torch_compile) inside a captured step enters the mode twice.
+    module = GhostBatchNorm(3, virtual_batch_size=None)
+    module.train()
+    rows = torch.tensor([[0.0, 1.0, 2.0], [2.0, 3.0, 6.0]])
+    with module.updating_on_device():
+        with module.updating_on_device():
+            module(rows)
+        module(rows)  # still updated at once: nothing pending
+        assert module._pending == [] and int(module.num_batches_tracked) == 2
+    assert "_updates_on_device" not in vars(module)
+    module(rows)
+    assert len(module._pending) == 1
