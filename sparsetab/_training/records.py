@@ -39,7 +39,7 @@ class TrainingConfig:
     schedule_offset: int = 0
     """Epochs of the schedule already run (``partial_fit`` continues it; a new ``fit`` restarts it)."""
     torch_compile: bool = False
-    """Run the training step's forward through ``torch.compile`` (see :func:`~sparsetab._training.loop.compiled_forward`)."""
+    """Run the training step's forward through ``torch.compile`` (:mod:`sparsetab._training.compiled`)."""
     fixed_epochs: bool = False
     """``max_epochs`` is a count chosen on held-out rows (the refit on all rows of ``early_stopping="auto"``):
     reaching it says nothing about more epochs, so no warning is given at the end."""
