@@ -5,6 +5,15 @@ Prints one JSON object per line (``"check"`` names what it measured):
 - ``environment``: device name, torch and CUDA versions, Python.
 - ``fit``: training rows/s per ``entmax_mode`` and ``batch_size`` (1,024, 16,384, 65,536), timed
   over whole epochs after a warm-up fit (encoding and network building excluded).
+- ``step_ways``: the default network's training step at each batch size (1,024, 16,384, 65,536),
+  ``entmax15``, run four ways: ``eager``, ``captured`` (the CUDA graph of
+  sparsetab/_training/step_graphs.py, the default on CUDA), ``compiled`` (``torch_compile=True``, not
+  captured) and ``compiled+captured`` (both, ``torch_compile=True`` on CUDA): milliseconds per step (the
+  median of epochs 2 to 4, 8 steps each) and the first epoch's extra seconds (warm-up, capture and
+  compiling; ``compiled+captured`` reuses the code that ``compiled`` compiled for the same shape); the
+  captured ways only on CUDA, the compiled ways at the two smallest batch sizes (inductor compiles each
+  shape anew). ``--smoke`` runs the smallest batch size and compiles with torch's ``aot_eager`` backend
+  (tracing without code generation), so that the test suite does not pay for inductor.
 - ``syncs``: host synchronisations per training step per mode: on CUDA the warnings of
   ``torch.cuda.set_sync_debug_mode("warn")``, on the CPU the calls that would synchronise
   (``Tensor.item``, ``__bool__``, ``__float__``, ... as in benchmarks/host_syncs.py); steps of
@@ -51,11 +60,15 @@ import sys
 import time
 import warnings
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 import torch
 
 import sparsetab._base as base
+import sparsetab._training.compiled as compiled
+import sparsetab._training.loop as loop
+import sparsetab._training.step_graphs as step_graphs
 from sparsetab import SparseTabNetClassifier
 from sparsetab._runtime import resolve_device
 from sparsetab.datasets import load_adult
@@ -152,6 +165,62 @@ def check_fit(device, modes, batch_sizes, n_rows, n_features, epochs):
                 "epochs": epochs,
                 "seconds": round(seconds, 4),
                 "rows_per_second": round(n_rows * epochs / seconds, 1),
+            }
+
+
+@contextlib.contextmanager
+def _epoch_seconds(seconds):
+    """Append each training epoch's wall seconds (as the fit loop measures them) to ``seconds``."""
+    original = loop.EpochRecord
+
+    def record(*args, **kwargs):
+        made = original(*args, **kwargs)
+        seconds.append(made.seconds)
+        return made
+
+    loop.EpochRecord = record
+    try:
+        yield
+    finally:
+        loop.EpochRecord = original
+
+
+#: The ways a training step can run: (name, captured, torch_compile).
+STEP_WAYS = (
+    ("eager", False, False),
+    ("captured", True, False),
+    ("compiled", False, True),
+    ("compiled+captured", True, True),
+)
+
+
+def check_step_ways(device, batch_sizes, n_features, smoke):
+    """One ``step_ways`` line per batch size and way: ms per training step, and the first epoch's extra cost."""
+    epochs, steps = 4, 8
+    for index, batch_size in enumerate(batch_sizes[:1] if smoke else batch_sizes):
+        X, y = _data(steps * batch_size, n_features, 0)
+        for name, captured, torch_compile in STEP_WAYS:
+            if (captured and device.type not in step_graphs.CAPTURE_DEVICES) or (torch_compile and index > 1):
+                continue
+            model = _model(device, "entmax15", batch_size, epochs).set_params(torch_compile=torch_compile)
+            seconds = []
+            capture_devices = step_graphs.CAPTURE_DEVICES if captured else frozenset()
+            backend = "aot_eager" if smoke else compiled.BACKEND
+            with (
+                _epoch_seconds(seconds),
+                mock.patch.object(step_graphs, "CAPTURE_DEVICES", capture_devices),
+                mock.patch.object(compiled, "BACKEND", backend),
+            ):
+                _fit(model, X, y)
+            steady = float(np.median(seconds[1:]))
+            yield {
+                "check": "step_ways",
+                "way": name,
+                "batch_size": batch_size,
+                "ms_per_step": round(1000 * steady / steps, 3),
+                "rows_per_second": round(batch_size * steps / steady, 1),
+                "first_epoch_extra_seconds": round(seconds[0] - steady, 3),
+                "compile_backend": backend if torch_compile else None,
             }
 
 
@@ -465,6 +534,7 @@ def run_checks(device, smoke):
     largest = batch_sizes[-1]
     yield environment(device)
     yield from check_fit(device, MODES, batch_sizes, rows, features, sizes["epochs"])
+    yield from check_step_ways(device, batch_sizes, features, smoke)
     yield from check_syncs(device, MODES, batch_sizes[0], 4 * batch_sizes[0], features)
     yield from check_peak_memory(device, MODES, largest, min(rows, 4 * largest), features)
     yield from check_repeatability(device, MODES, batch_sizes[0], 4 * batch_sizes[0], features)

@@ -49,6 +49,11 @@ def test_every_check_reports_every_mode(smoke):
     fits = _lines(lines, "fit")
     assert {(line["entmax_mode"], line["batch_size"]) for line in fits} == {(m, b) for m in MODES for b in (128, 256)}
     assert all(line["rows_per_second"] > 0 for line in fits)
+    # The CPU has no captured ways; the compiled way traced with aot_eager in the smoke run.
+    ways = {(line["way"], line["batch_size"]): line for line in _lines(lines, "step_ways")}
+    assert set(ways) == {("eager", 128), ("compiled", 128)}
+    assert all(line["ms_per_step"] > 0 and line["rows_per_second"] > 0 for line in ways.values())
+    assert {line["compile_backend"] for line in ways.values()} == {None, "aot_eager"}
     for check in ("syncs", "peak_memory", "repeatability", "cpu_model_on_device"):
         assert {line["entmax_mode"] for line in _lines(lines, check)} == MODES, check
     (predict,) = _lines(lines, "predict")
