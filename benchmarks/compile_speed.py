@@ -17,7 +17,6 @@ Run from the repository root::
 import argparse
 import json
 import os
-import platform
 import time
 import warnings
 from pathlib import Path
@@ -26,19 +25,10 @@ import torch
 from sklearn.datasets import load_breast_cancer
 from sklearn.model_selection import train_test_split
 
+from benchmarks._measure import cpu_model
 from benchmarks.gpu_check import check_step_ways
 from sparsetab import SparseTabNetClassifier
 from sparsetab._runtime import resolve_device
-
-
-def _cpu_model():
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def small_fits(device):
@@ -79,7 +69,7 @@ def main(argv=None):
     if args.output is not None:
         args.output.write_text(
             "# torch_compile: cost and gain\n\n"
-            f"Command: `python -m benchmarks.compile_speed --device {args.device}`; {_cpu_model()}, "
+            f"Command: `python -m benchmarks.compile_speed --device {args.device}`; {cpu_model()}, "
             f"{len(os.sched_getaffinity(0))} core(s) available, one torch thread, torch {torch.__version__}.\n\n"
             "```\n" + "\n".join(lines) + "\n```\n"
         )

@@ -1,8 +1,5 @@
-import contextlib
 import itertools
-import traceback
 import warnings
-from unittest import mock
 
 import pytest
 import torch
@@ -11,6 +8,7 @@ from sklearn.exceptions import ConvergenceWarning
 import sparsetab._base as base
 import sparsetab.entmax._threshold_kernels as kernels
 from sparsetab import SparseTabNetClassifier
+from sparsetab._host_syncs import SyncCounter
 from sparsetab._training.batches import _batches
 from sparsetab._training.loop import (
     MIN_PATIENCE_STEPS,
@@ -21,8 +19,6 @@ from sparsetab._training.loop import (
     train_network,
 )
 from sparsetab.network import TabNet
-
-HOST_READS = ("__bool__", "__float__", "__int__", "__index__", "item", "tolist")
 
 
 def _problem(n_rows=40, virtual_batch_size=16):
@@ -499,25 +495,12 @@ def test_a_warmup_longer_than_half_the_schedule_is_cut_to_half_of_it():
 
 
 def _host_reads_in_fit(entmax_mode, epochs, monkeypatch, step_gates=None):
-    """Calls that read a tensor's value inside the fit loop: ``{"maps": n, "elsewhere": n}`` by calling file."""
-    counter = {"maps": 0, "elsewhere": 0}
-
-    def counted(original):
-        def call(*args, **kwargs):
-            frames = [frame for frame in traceback.extract_stack()[:-1] if "/sparsetab/" in frame.filename]
-            if frames:
-                counter["maps" if "/sparsetab/entmax/" in frames[-1].filename else "elsewhere"] += 1
-            return original(*args, **kwargs)
-
-        return call
-
+    """Value reads inside the fit loop (``SyncCounter``): ``{"maps": n, "elsewhere": n}`` by sparsetab source."""
+    counter = SyncCounter()
     real_train = base.train_network
 
     def train(*args, **kwargs):
-        with contextlib.ExitStack() as stack:
-            for name in HOST_READS:
-                stack.enter_context(mock.patch.object(torch.Tensor, name, counted(getattr(torch.Tensor, name))))
-            stack.enter_context(mock.patch.object(torch, "equal", counted(torch.equal)))
+        with counter.counting(locations=True):
             return real_train(*args, **kwargs)
 
     X = torch.randn(1024, 8, generator=torch.Generator().manual_seed(0)).numpy()
@@ -539,7 +522,11 @@ def _host_reads_in_fit(entmax_mode, epochs, monkeypatch, step_gates=None):
         patch.setattr(base, "train_network", train)
         warnings.simplefilter("ignore")
         model.fit(X, y)
-    return counter
+    reads = {"maps": 0, "elsewhere": 0}
+    for (kind, where), calls in counter.counts.items():
+        if kind == "value_read" and where != "outside sparsetab":
+            reads["maps" if where.startswith("entmax/") else "elsewhere"] += calls
+    return reads
 
 
 @pytest.mark.parametrize("entmax_mode", ["sparsemax", "entmax15", "constant"])
