@@ -11,7 +11,7 @@ forward; the measured cost and gain are in the estimators' ``torch_compile`` doc
 Shapes are static (``dynamic=False``): each batch shape is compiled once (a fit has one or two: full batches and the
 last one), and fits of the same architecture reuse the compiled code, since torch compiles the module's code with
 its parameters as inputs. ``torch.compile`` keeps at most ``torch._dynamo.config.recompile_limit`` versions of one
-function; past it, torch warns and runs the forward eagerly, which trains the same model.
+function; past it, torch warns and runs the forward eagerly (the same training up to float rounding).
 """
 
 import contextlib
@@ -32,7 +32,6 @@ class _CompiledForward:
     """``network(X)`` through ``torch.compile``, a compiler failure turned into an error that names the parameter."""
 
     def __init__(self, network):
-        self.network = network
         self._compiled = torch.compile(network, backend=BACKEND, dynamic=False)
 
     def __call__(self, X_batch):
