@@ -18,6 +18,7 @@ from sklearn.model_selection import GridSearchCV, HalvingGridSearchCV, Stratifie
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
+import sparsetab._training.compiled as compiled
 from sparsetab import SparseTabNetClassifier, SparseTabNetPretrainer, SparseTabNetRegressor
 from sparsetab.pretraining import ENCODER_PARAMETERS
 
@@ -88,7 +89,9 @@ def test_voting_calibrated_and_stacking_classifiers(one_step_params):
     assert stacking.score(X, y) > 0.5
 
 
-def test_clone_keeps_every_non_default_parameter(make_classification_frame):
+def test_clone_keeps_every_non_default_parameter(make_classification_frame, monkeypatch):
+    # torch_compile=True traced by Dynamo, without inductor's code generation (tests/training/test_compiled.py).
+    monkeypatch.setattr(compiled, "BACKEND", "aot_eager")
     params = dict(
         n_d=5, n_a=6, n_steps=2, gamma=1.5, n_independent=1, n_shared=1, n_ensemble=2, lambda_sparse=0.01,
         n_efficient_members=3, virtual_batch_size=16, momentum=0.1, batch_size=32, max_epochs=2, learning_rate=0.01,
@@ -100,6 +103,7 @@ def test_clone_keeps_every_non_default_parameter(make_classification_frame):
         numerical_embedding="piecewise_linear", n_bins=4, embedding_dim=3, frequency_scale=0.5,
         early_stopping=True, validation_fraction=0.2, n_iter_no_change=3, tol=1e-3, scoring="accuracy",
         class_weight="balanced", random_state=7, verbose=0, warm_start=True, n_jobs=1, device="cpu",
+        torch_compile=True,
     )  # fmt: skip
     X, y = _table(make_classification_frame)
     encoder_params = {name: params[name] for name in ENCODER_PARAMETERS}
