@@ -558,7 +558,11 @@ def resolve_batch_sizes(batch_size, virtual_batch_size, n_samples):
         ``batch_size`` itself when it is an int; for ``"auto"``, the power of two nearest (in
         log scale) to ``n_samples / AUTO_BATCH_STEPS`` (32 optimiser steps per epoch), within
         [``AUTO_BATCH_MIN``, ``AUTO_BATCH_MAX``] = [32, 1024]: 64 rows for 2,000 training rows,
-        128 for 4,000, 512 for 16,000 and the paper-style 1,024 from about 23,000 rows on.
+        128 for 4,000, 512 for 16,000 and the paper-style 1,024 from about 23,000 rows on. The
+        cap was screened with ``fit(X, y)``, 3 seeds (benchmarks/results/screen_batch_cap.md):
+        4,096 rows raised the test error by 6-15% on adult, bank_marketing and diamonds (32,561
+        to 43,152 rows) and held it on kdd_census_income (199,523 rows; 0.0444 -> 0.0442, 0.59
+        times the fit), so it stays at 1,024 on every device.
     virtual_batch_size : int
         ``virtual_batch_size`` itself when it is an int; for ``"auto"``, the batch size, at most
         ``AUTO_VIRTUAL_BATCH_MAX`` = 128 (ghost batch normalisation, Hoffer et al., 2017, over
