@@ -23,19 +23,12 @@ import warnings
 import joblib
 import numpy as np
 import torch
-from sklearn.datasets import load_breast_cancer, load_diabetes, load_iris, load_wine
 from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
 from sklearn.model_selection import train_test_split
 
 from benchmarks._measure import cpu_model, publish
+from benchmarks.small_fit_threads import TABLES  # the same four tables
 from sparsetab import SparseTabNetClassifier, SparseTabNetRegressor
-
-TABLES = {
-    "iris": (load_iris, "classification"),
-    "wine": (load_wine, "classification"),
-    "breast_cancer": (load_breast_cancer, "classification"),
-    "diabetes": (load_diabetes, "regression"),
-}
 
 
 def parse_variant(text):
