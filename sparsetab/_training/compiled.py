@@ -18,7 +18,7 @@ import contextlib
 
 import torch
 
-from ..network.blocks import GhostBatchNorm
+from ..network.blocks import batch_norms_updating_on_device
 
 __all__ = ["BACKEND", "compiled_training"]
 
@@ -76,8 +76,5 @@ def compiled_training(network, torch_compile):
     if not torch_compile:
         yield network
         return
-    with contextlib.ExitStack() as stack:
-        for module in network.modules():
-            if isinstance(module, GhostBatchNorm):
-                stack.enter_context(module.updating_on_device())
+    with batch_norms_updating_on_device(network):
         yield _CompiledForward(network)

@@ -29,7 +29,7 @@ import contextlib
 import torch
 
 from .._warnings import warn
-from ..network.blocks import GhostBatchNorm
+from ..network.blocks import batch_norms_updating_on_device
 from ..network.host_copies import host_to_device
 
 __all__ = ["CAPTURE_DEVICES", "WARMUP_STEPS", "StepGraphs", "captures_steps"]
@@ -130,9 +130,7 @@ class StepGraphs:
             ``self``.
         """
         stack = contextlib.ExitStack()
-        for module in self.network.modules():
-            if isinstance(module, GhostBatchNorm):
-                stack.enter_context(module.updating_on_device())
+        stack.enter_context(batch_norms_updating_on_device(self.network))
         self._saved_groups = [(group["lr"], group.get("capturable", False)) for group in self.optimizer.param_groups]
         for group in self.optimizer.param_groups:
             group["lr"] = torch.full((), float(group["lr"]), dtype=self.rate_dtype, device=self.device)

@@ -352,6 +352,30 @@ class GhostBatchNorm(nn.Module):
         self._tracked_on_host = tracked + steps
 
 
+@contextlib.contextmanager
+def batch_norms_updating_on_device(network):
+    """Within the block, every :class:`GhostBatchNorm` of ``network`` updates its running statistics on the device.
+
+    :meth:`GhostBatchNorm.updating_on_device` for each of them (a captured or compiled training step needs it), left
+    in reverse order however the block ends.
+
+    Parameters
+    ----------
+    network : torch.nn.Module
+        The module whose ghost batch norms (``network.modules()``) are switched.
+
+    Yields
+    ------
+    torch.nn.Module
+        ``network``.
+    """
+    with contextlib.ExitStack() as stack:
+        for module in network.modules():
+            if isinstance(module, GhostBatchNorm):
+                stack.enter_context(module.updating_on_device())
+        yield network
+
+
 @functools.lru_cache(maxsize=64)
 def _running_average_coefficients(first, steps, momentum):
     # Update t = first, ..., first + steps - 1 has weight w_t = max(momentum, 1 / t). Returns the weight of
