@@ -191,6 +191,10 @@ SPARSETAB_NEW_SPACE = dict(
     learning_rate_schedule=["exponential", "cosine"],
     weight_decay=[0.0, 1e-5, 1e-4],
     numerical_embedding=[None, "piecewise_linear", "periodic"],
+    # Issue 32's parameters: TabM-style members, the categorical embedding width, the weight average.
+    n_efficient_members=[1, 2],
+    cat_emb_dim=[1, 4, 8],
+    weight_averaging_epochs=[None, 2.0],
 )
 
 HGB_SPACE = dict(
