@@ -37,6 +37,7 @@ from ._params import (
     resolve_early_stopping,
     resolve_efficient_members,
     resolve_epoch_refit,
+    resolve_numerical_embedding,
     same_value,
     training_config,
 )
@@ -527,7 +528,7 @@ class BaseSparseTabNet(*((CallbackSupportMixin,) if CallbackSupportMixin is not 
             kind.fit_scale(call.targets)
             for name, value in kind.attributes().items():
                 setattr(self, name, value)
-            self._build_network(frame, call.X_train, kind, pretrainer, call.seed, call.n_efficient_members)
+            self._build_network(frame, call.X_train, kind, pretrainer, call.seed, call)
         else:
             call.X_train = self._encode_continued(frame)
         call.y_train = kind.tensor(call.targets, self._device)
@@ -567,7 +568,7 @@ class BaseSparseTabNet(*((CallbackSupportMixin,) if CallbackSupportMixin is not 
                 call.seed,
                 call.first_pass,
                 lambda member_seed: self._build_network(
-                    call.frame, call.X_train, call.kind, pretrainer, member_seed, call.n_efficient_members
+                    call.frame, call.X_train, call.kind, pretrainer, member_seed, call
                 ),
             )
         except BaseException:
@@ -683,11 +684,12 @@ class BaseSparseTabNet(*((CallbackSupportMixin,) if CallbackSupportMixin is not 
         record_categories(self)
         return X_train
 
-    def _build_network(self, frame, X_train, kind, pretrainer, seed, n_efficient_members):
+    def _build_network(self, frame, X_train, kind, pretrainer, seed, call):
         """Build ``network_`` from the parameters and the fitted tabular encoding (a pretrainer's encoder).
 
         The bin edges of a piecewise linear encoding are fitted here, on the training rows, once:
         a continued fit keeps them. A fine-tuned model takes the pretrainer's (with its weights).
+        The rules behind ``"auto"`` see the rows given to the fit (``call.n_rows_given``).
         """
         self._network_config, edges = network_layout(
             self,
@@ -695,8 +697,9 @@ class BaseSparseTabNet(*((CallbackSupportMixin,) if CallbackSupportMixin is not 
             X_train,
             kind.output_dim,
             virtual_batch_size=self.virtual_batch_size_,
+            numerical_embedding=resolve_numerical_embedding(self.numerical_embedding, call.n_rows_given),
             pretrained_config=None if pretrainer is None else pretrainer._network_config,
-            n_efficient_members=n_efficient_members,
+            n_efficient_members=call.n_efficient_members,
         )
         # Kept as a fitted attribute, as every release has: model files and pickles hold it.
         self._attention_groups = self._network_config["attention_groups"]
@@ -1061,6 +1064,25 @@ class BaseSparseTabNet(*((CallbackSupportMixin,) if CallbackSupportMixin is not 
         """
         check_is_fitted(self)
         return int(ensemble_members(self.network_)[0].n_efficient_members)
+
+    @property
+    def numerical_embedding_(self):
+        """The embedding of the numeric columns the networks were built with (``numerical_embedding``, resolved).
+
+        Returns
+        -------
+        str or None
+            ``numerical_embedding`` as given, what ``"auto"`` chose for the first fit's training rows
+            (:func:`~sparsetab._params.resolve_numerical_embedding`), or a fine-tuned model's
+            pretrainer's embedding; None where numeric columns enter as their standardised values.
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+        """
+        check_is_fitted(self)
+        return ensemble_members(self.network_)[0].embedding.numerical_embedding
 
     @property
     def ensemble_n_iter_(self):

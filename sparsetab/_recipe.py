@@ -134,17 +134,19 @@ def split_validation(n_samples, validation_fraction, seed, stratify=None):
         ) from error
 
 
-def fit_bin_edges(estimator, X_train, tabular_encoding):
+def fit_bin_edges(estimator, X_train, tabular_encoding, numerical_embedding):
     """The quantile bin edges of each column for ``numerical_embedding="piecewise_linear"``.
 
     Parameters
     ----------
     estimator : sklearn.base.BaseEstimator
-        Supplies ``numerical_embedding`` and ``n_bins``.
+        Supplies ``n_bins``.
     X_train : torch.Tensor of shape (n_rows, n_features), float32
         The encoded training rows (standardised numeric columns, NaN where missing).
     tabular_encoding : TabularEncoding
         The fitted tabular encoding (which columns are categorical).
+    numerical_embedding : str or None
+        The resolved embedding (:func:`~sparsetab._params.resolve_numerical_embedding`).
 
     Returns
     -------
@@ -153,7 +155,7 @@ def fit_bin_edges(estimator, X_train, tabular_encoding):
         edges of :func:`~sparsetab.network.quantile_bin_edges` or None (a categorical column,
         or a numeric column with at most ``n_bins`` distinct training values).
     """
-    if estimator.numerical_embedding != "piecewise_linear":
+    if numerical_embedding != "piecewise_linear":
         return None
     numeric = np.flatnonzero(~tabular_encoding.is_categorical_)
     edges = [None] * X_train.shape[1]
@@ -165,7 +167,17 @@ def fit_bin_edges(estimator, X_train, tabular_encoding):
     return edges
 
 
-def network_layout(estimator, frame, X_train, output_dim, *, virtual_batch_size, pretrained_config=None, **resolved):
+def network_layout(
+    estimator,
+    frame,
+    X_train,
+    output_dim,
+    *,
+    virtual_batch_size,
+    numerical_embedding,
+    pretrained_config=None,
+    **resolved,
+):
     """The network's keyword arguments, and the bin edges to set on it, for a fitted tabular encoding.
 
     Parameters
@@ -182,9 +194,13 @@ def network_layout(estimator, frame, X_train, output_dim, *, virtual_batch_size,
         Width of the head.
     virtual_batch_size : int
         The resolved virtual batch size.
+    numerical_embedding : str or None
+        The resolved embedding of the numeric columns
+        (:func:`~sparsetab._params.resolve_numerical_embedding`); ignored with
+        ``pretrained_config``, whose embedding is kept.
     pretrained_config : dict or None, default=None
-        The network configuration of a pretrained encoder the network starts from: its bins and
-        layout are kept (no edges are fitted).
+        The network configuration of a pretrained encoder the network starts from: its bins,
+        numerical embedding and layout are kept (no edges are fitted).
     **resolved
         Further resolved values for :func:`~sparsetab._params.network_config`
         (``n_efficient_members``).
@@ -200,11 +216,13 @@ def network_layout(estimator, frame, X_train, output_dim, *, virtual_batch_size,
     widths = embedding_dims(estimator.cat_emb_dim, frame.columns, encoding.is_categorical_)
     groups = attention_groups(estimator.grouped_features, frame.columns)
     if pretrained_config is None:
-        edges = fit_bin_edges(estimator, X_train, encoding)
+        edges = fit_bin_edges(estimator, X_train, encoding, numerical_embedding)
         bin_counts = None if edges is None else [0 if column is None else len(column) - 1 for column in edges]
         with_value = True
     else:
         edges, bin_counts = None, pretrained_config.get("bin_counts")
+        # Configurations saved before the parameter existed lack it: they had no numerical embedding.
+        numerical_embedding = pretrained_config.get("numerical_embedding")
         # The pretrained encoder's layout; pretrainers fitted before the option have bins only.
         with_value = pretrained_config.get("piecewise_linear_with_value", False)
     config = network_config(
@@ -215,6 +233,7 @@ def network_layout(estimator, frame, X_train, output_dim, *, virtual_batch_size,
         output_dim,
         bin_counts,
         virtual_batch_size=virtual_batch_size,
+        numerical_embedding=numerical_embedding,
         piecewise_linear_with_value=with_value,
         **resolved,
     )

@@ -15,6 +15,7 @@ from ._params import (
     parameter_constraints,
     resolve_batch_sizes,
     resolve_early_stopping,
+    resolve_numerical_embedding,
     store_parameters,
     training_config,
 )
@@ -160,10 +161,13 @@ class SparseTabNetPretrainer(
         measurements: :class:`SparseTabNetClassifier`).
     grouped_features : list of list of str or int, default=None
         Groups of columns that share one attention weight, and that are hidden together.
-    numerical_embedding : {"piecewise_linear", "periodic"} or None, default="piecewise_linear"
+    numerical_embedding : {"auto", "piecewise_linear", "periodic"} or None, default="auto"
         How numeric columns enter the encoder, as in :class:`SparseTabNetClassifier`
         (Gorishniy, Rubachev and Babenko, NeurIPS 2022: PLE over quantile bins, section 3.2,
-        or PLR periodic embeddings, section 3.3; PLE keeps each value beside its bins); the
+        or PLR periodic embeddings, section 3.3; PLE keeps each value beside its bins;
+        ``"auto"``: ``"piecewise_linear"`` from 1,000 rows on, None under that, see
+        :func:`sparsetab._params.resolve_numerical_embedding`; the value used is
+        ``numerical_embedding_``); the
         bin edges are fitted on the training rows, and a fine-tuned model keeps them and the
         pretrainer's layout (pretrainers fitted with the earlier bins-only layout keep it).
         The decoder reconstructs the hidden columns' values, not their embedding dimensions.
@@ -244,6 +248,9 @@ class SparseTabNetPretrainer(
     virtual_batch_size_ : int
         The virtual batch size the network was built with: ``virtual_batch_size``, or the rule
         of ``virtual_batch_size="auto"``.
+    numerical_embedding_ : str or None
+        The embedding of the numeric columns the encoder was built with: ``numerical_embedding``,
+        or the rule of ``numerical_embedding="auto"`` applied to the rows given to ``fit``.
     n_iter_ : int
         Epochs run.
 
@@ -402,7 +409,12 @@ class SparseTabNetPretrainer(
             )
             # The bin edges of a piecewise linear encoding are quantiles of the training rows only.
             self._network_config, edges = network_layout(
-                self, frame, encoded, 1, virtual_batch_size=self.virtual_batch_size_
+                self,
+                frame,
+                encoded,
+                1,
+                virtual_batch_size=self.virtual_batch_size_,
+                numerical_embedding=resolve_numerical_embedding(self.numerical_embedding, frame.shape[0]),
             )
             # The fit's own generator for the initial weights, continued by the decoder's.
             generator = torch.Generator().manual_seed(seed)
@@ -458,6 +470,24 @@ class SparseTabNetPretrainer(
 
         batches = X_tensor.split(INFERENCE_BATCH_ROWS)
         return float(torch.cat([losses for _, losses in forward_in_batches(network, batches, row_losses)]).mean())
+
+    @property
+    def numerical_embedding_(self):
+        """The embedding of the numeric columns the encoder was built with (``numerical_embedding``, resolved).
+
+        Returns
+        -------
+        str or None
+            ``numerical_embedding`` as given, or what ``"auto"`` chose for the rows given to ``fit``
+            (:func:`~sparsetab._params.resolve_numerical_embedding`).
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+        """
+        check_is_fitted(self)
+        return self.network_.encoder.embedding.numerical_embedding
 
     def transform(self, X):
         """The encoder's decision embedding of each row.

@@ -91,7 +91,14 @@ def test_network_config_casts_to_plain_values():
     encoding.fit_transform(frame)
     model = SparseTabNetClassifier(n_d=np.int64(4), gamma=np.float32(1.5))
     config = network_config(
-        model, encoding, [1, 3], None, 2, virtual_batch_size=np.int64(64), n_efficient_members=np.int64(2)
+        model,
+        encoding,
+        [1, 3],
+        None,
+        2,
+        virtual_batch_size=np.int64(64),
+        numerical_embedding=np.str_("periodic"),
+        n_efficient_members=np.int64(2),
     )
     assert config["n_d"] == 4 and type(config["n_d"]) is int
     assert type(config["gamma"]) is float and config["gamma"] == 1.5
@@ -102,6 +109,12 @@ def test_network_config_casts_to_plain_values():
     assert config["entmax_mode"] == "entmax15"
     assert config["virtual_batch_size"] == 64 and type(config["virtual_batch_size"]) is int
     assert config["n_efficient_members"] == 2 and type(config["n_efficient_members"]) is int
+    # The resolved embedding replaces the parameter ("auto"), and None stays None.
+    assert config["numerical_embedding"] == "periodic" and type(config["numerical_embedding"]) is str
+    no_embedding = network_config(
+        model, encoding, [1, 3], None, 2, virtual_batch_size=64, numerical_embedding=None, n_efficient_members=1
+    )
+    assert model.numerical_embedding == "auto" and no_embedding["numerical_embedding"] is None
 
 
 def test_training_config_reads_the_training_parameters():

@@ -62,8 +62,11 @@ def test_encoding_categories_and_layout_of_a_new_network():
     record_categories(model)
     assert list(model.categories_) == ["colour"]
     assert model.categories_["colour"].tolist() == ["blue", "green", "red"]
-    config, edges = network_layout(model, frame, encoded, 2, virtual_batch_size=16, n_efficient_members=1)
+    config, edges = network_layout(
+        model, frame, encoded, 2, virtual_batch_size=16, numerical_embedding="piecewise_linear", n_efficient_members=1
+    )
     assert config["embedding_dims"] == [3, 1, 1] and config["output_dim"] == 2
+    assert config["numerical_embedding"] == "piecewise_linear"
     assert config["virtual_batch_size"] == 16 and config["n_efficient_members"] == 1
     # A categorical column has no bins; each numeric column 4 quantile bins (5 edges) of 100 distinct values.
     assert edges[0] is None and [len(column) for column in edges[1:]] == [5, 5]
@@ -74,12 +77,21 @@ def test_a_pretrained_layout_keeps_the_pretrainers_bins_and_fits_no_edges():
     model = SparseTabNetClassifier(numerical_embedding="piecewise_linear", n_bins=4)
     frame = validate_frame(model, _frame(), reset=True)
     encoded = fit_tabular_encoding(model, frame, seed=0, device=torch.device("cpu"))
-    pretrained = {"bin_counts": [0, 3, 2]}  # a pretrainer fitted before piecewise_linear_with_value existed
+    # A pretrainer fitted before piecewise_linear_with_value existed.
+    pretrained = {"bin_counts": [0, 3, 2], "numerical_embedding": "piecewise_linear"}
     config, edges = network_layout(
-        model, frame, encoded, 2, virtual_batch_size=16, pretrained_config=pretrained, n_efficient_members=1
+        model,
+        frame,
+        encoded,
+        2,
+        virtual_batch_size=16,
+        numerical_embedding=None,  # what "auto" gives 100 rows: the pretrainer's embedding wins
+        pretrained_config=pretrained,
+        n_efficient_members=1,
     )
     assert edges is None
     assert config["bin_counts"] == [0, 3, 2] and config["piecewise_linear_with_value"] is False
+    assert config["numerical_embedding"] == "piecewise_linear"
 
 
 def test_build_tabnet_equals_a_tabnet_from_the_same_seed_bit_for_bit():

@@ -15,6 +15,7 @@ import torch
 from sklearn.base import clone
 
 from sparsetab import SparseTabNetClassifier, SparseTabNetPretrainer, SparseTabNetRegressor, load_model
+from sparsetab._params import resolve_numerical_embedding
 from sparsetab.network import quantile_bin_edges
 
 SMALL = dict(max_epochs=2, batch_size=64, virtual_batch_size=32, n_d=4, n_a=4, random_state=0, early_stopping=False)
@@ -204,6 +205,50 @@ def test_periodic_pretrainer_fine_tunes():
     model.fit(frame, _classification_target(frame))
     assert model.network_.embedding.numerical.frequencies.shape == (3, 32)
     assert model.predict(frame).shape == (len(frame),)
+
+
+@pytest.mark.parametrize(
+    ("n_samples", "expected"),
+    [(2, None), (353, None), (999, None), (1000, "piecewise_linear"), (10**6, "piecewise_linear")],
+)
+def test_auto_embeds_from_one_thousand_rows_and_explicit_values_pass(n_samples, expected):
+    assert resolve_numerical_embedding("auto", n_samples) == expected
+    for value in (None, "piecewise_linear", "periodic"):
+        assert resolve_numerical_embedding(value, n_samples) == value
+
+
+@pytest.mark.parametrize(("n_rows", "expected"), [(240, None), (1000, "piecewise_linear")])
+def test_the_default_resolves_on_the_rows_given_and_a_continued_fit_keeps_it(n_rows, expected):
+    frame = _frame(n_rows)
+    y = _regression_target(frame)
+    model = SparseTabNetRegressor(**{**SMALL, "max_epochs": 1}, warm_start=True)
+    assert model.numerical_embedding == "auto" and not hasattr(model, "numerical_embedding_")
+    model.fit(frame, y)
+    assert model.numerical_embedding_ == expected == model._network_config["numerical_embedding"]
+    assert model.get_params()["numerical_embedding"] == "auto" and clone(model).numerical_embedding == "auto"
+    has_bins = any("numerical" in name for name in model.network_.state_dict())
+    assert has_bins == (expected is not None)
+    # Continued fits on other row counts keep the network's embedding.
+    other = _frame(1000 if n_rows < 1000 else 240, seed=2)
+    model.fit(other, _regression_target(other))
+    model.partial_fit(other, _regression_target(other))
+    assert model.numerical_embedding_ == expected and model.n_iter_ == 3
+    loaded = pickle.loads(pickle.dumps(model))
+    assert loaded.numerical_embedding_ == expected
+    np.testing.assert_array_equal(loaded.predict(frame), model.predict(frame))
+
+
+def test_auto_takes_the_pretrainers_embedding_whatever_the_rows_of_the_fine_tuning():
+    unlabelled = _frame(1000, seed=4)
+    pretrainer = SparseTabNetPretrainer(**SMALL).fit(unlabelled)
+    assert pretrainer.numerical_embedding_ == "piecewise_linear"
+    assert SparseTabNetPretrainer(**SMALL).fit(_frame()).numerical_embedding_ is None
+    frame = _frame()  # 240 rows: "auto" alone would choose no embedding
+    model = SparseTabNetClassifier(**SMALL, pretrained=pretrainer).fit(frame, _classification_target(frame))
+    assert model.numerical_embedding_ == "piecewise_linear"
+    torch.testing.assert_close(
+        model.network_.embedding.numerical.edges, pretrainer.network_.encoder.embedding.numerical.edges
+    )
 
 
 def test_invalid_values_are_refused_with_the_accepted_ones():
