@@ -33,6 +33,7 @@ from ._params import (
     AUTO_REFIT_KEEPS_FIRST_PASS,
     LEGACY_VALUES,
     NETWORK_PARAMETERS,
+    accepts_numerical_embedding,
     resolve_batch_sizes,
     resolve_early_stopping,
     resolve_efficient_members,
@@ -753,7 +754,17 @@ class BaseSparseTabNet(*((CallbackSupportMixin,) if CallbackSupportMixin is not 
         architecture = with_legacy_parameters(self._architecture, NETWORK_PARAMETERS, LEGACY_VALUES)
         for name in NETWORK_PARAMETERS:
             before, now = architecture[name], getattr(self, name)
-            if not same_value(before, now):
+            if name == "numerical_embedding":
+                # The network's embedding is what counts: "auto" keeps it, and so does naming it.
+                used = self.numerical_embedding_
+                if not accepts_numerical_embedding(now, used):
+                    chose = f" (which chose {used!r})" if before == "auto" else ""
+                    raise ValueError(
+                        f"{method} continues the fitted network, which was built with {name}={before!r}{chose}; "
+                        f"it is now {name}={now!r}. Restore it, set 'auto' or {used!r}, or fit with "
+                        "warm_start=False to build a new network."
+                    )
+            elif not same_value(before, now):
                 raise ValueError(
                     f"{method} continues the fitted network, which was built with {name}={before!r}; it is now "
                     f"{name}={now!r}. Restore it, or fit with warm_start=False to build a new network."
@@ -1189,8 +1200,15 @@ class BaseSparseTabNet(*((CallbackSupportMixin,) if CallbackSupportMixin is not 
         mismatched = [
             f"{name}={getattr(self, name)!r} (pretrained: {getattr(pretrainer, name)!r})"
             for name in ENCODER_PARAMETERS
-            if not same_value(getattr(self, name), getattr(pretrainer, name))
+            if name != "numerical_embedding" and not same_value(getattr(self, name), getattr(pretrainer, name))
         ]
+        # The encoder's embedding is what counts: "auto" takes it, and so does naming it.
+        used = pretrainer.numerical_embedding_
+        if not accepts_numerical_embedding(self.numerical_embedding, used):
+            mismatched.append(
+                f"numerical_embedding={self.numerical_embedding!r} (pretrained: {pretrainer.numerical_embedding!r}, "
+                f"which used {used!r}; 'auto' takes the pretrainer's)"
+            )
         if mismatched:
             raise ValueError(
                 "The architecture differs from the pretrained encoder's: " + ", ".join(mismatched) + ". Use the "

@@ -48,6 +48,7 @@ __all__ = [
     "PARAMETERS",
     "PRETRAINED_PARAMETERS",
     "Parameter",
+    "accepts_numerical_embedding",
     "constant_groups",
     "network_config",
     "parameter_constraints",
@@ -724,7 +725,8 @@ def resolve_numerical_embedding(numerical_embedding, n_samples):
     numerical_embedding : "auto", str or None
         The parameter.
     n_samples : int
-        Training rows given to the fit (before any rows are held out).
+        Training rows given to the fit, those of positive ``sample_weight`` (before any rows are
+        held out; a continued fit keeps the first fit's embedding).
 
     Returns
     -------
@@ -735,6 +737,24 @@ def resolve_numerical_embedding(numerical_embedding, n_samples):
     if numerical_embedding == "auto":
         return AUTO_NUMERICAL_EMBEDDING if n_samples >= AUTO_SELECTION_MIN_ROWS else None
     return numerical_embedding
+
+
+def accepts_numerical_embedding(numerical_embedding, used):
+    """Whether ``numerical_embedding`` may continue (or fine-tune) a network built with the embedding ``used``.
+
+    Parameters
+    ----------
+    numerical_embedding : "auto", str or None
+        The parameter now.
+    used : str or None
+        The embedding the network (or the pretrained encoder) has.
+
+    Returns
+    -------
+    bool
+        True for ``"auto"``, which keeps the network's embedding, and for ``used`` itself.
+    """
+    return numerical_embedding == "auto" or numerical_embedding == used
 
 
 def resolve_weight_averaging(weight_averaging_epochs, keeps_early_stopped_model):

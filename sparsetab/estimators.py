@@ -255,7 +255,13 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
         hold too few rows each (diabetes' 353 rows: test R^2 0.080 with the encoding, 0.234
         without; the measurements are in
         :func:`sparsetab._params.resolve_numerical_embedding`); the value used is
-        ``numerical_embedding_``. None: each standardised value as it is. ``"piecewise_linear"``: the piecewise linear
+        ``numerical_embedding_``. The rule sees the rows of positive weight given to the first
+        ``fit`` (or ``partial_fit`` call): set the value explicitly when cross-validating a table
+        near 1,000 rows, whose folds may fall on the other side of it than the refit, or when
+        ``partial_fit`` streams a large table in small chunks. A continued fit keeps the
+        network's embedding (``"auto"`` or that value are accepted), and a model fine-tuned from a
+        pretrainer takes the pretrainer's (``"auto"`` or the value it used). None: each
+        standardised value as it is. ``"piecewise_linear"``: the piecewise linear
         encoding PLE of section 3.2 over up to ``n_bins`` quantile bins of the column's
         training values (bin edges fitted at the first fit, on the training rows); component
         ``t`` is 0 below bin ``t``, 1 above it and linear inside it, and the value itself
@@ -272,7 +278,7 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
     n_bins : int, default=32
         ``"piecewise_linear"``: the most bins per column (>= 2; fewer when quantiles
         coincide). ``"periodic"``: the number of frequencies ``k`` per column. Ignored
-        without ``numerical_embedding``.
+        where no embedding is used (``numerical_embedding_`` is None).
     embedding_dim : int, default=8
         ``"periodic"`` only: the width of each numeric column's embedding (>= 1); the
         embedded input grows by ``embedding_dim - 1`` per numeric column.
@@ -1036,7 +1042,13 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
         hold too few rows each (diabetes' 353 rows: test R^2 0.080 with the encoding, 0.234
         without; the measurements are in
         :func:`sparsetab._params.resolve_numerical_embedding`); the value used is
-        ``numerical_embedding_``. None: each standardised value as it is. ``"piecewise_linear"``: the piecewise linear
+        ``numerical_embedding_``. The rule sees the rows of positive weight given to the first
+        ``fit`` (or ``partial_fit`` call): set the value explicitly when cross-validating a table
+        near 1,000 rows, whose folds may fall on the other side of it than the refit, or when
+        ``partial_fit`` streams a large table in small chunks. A continued fit keeps the
+        network's embedding (``"auto"`` or that value are accepted), and a model fine-tuned from a
+        pretrainer takes the pretrainer's (``"auto"`` or the value it used). None: each
+        standardised value as it is. ``"piecewise_linear"``: the piecewise linear
         encoding PLE of section 3.2 over up to ``n_bins`` quantile bins of the column's
         training values (bin edges fitted at the first fit, on the training rows); component
         ``t`` is 0 below bin ``t``, 1 above it and linear inside it, and the value itself
@@ -1053,7 +1065,7 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
     n_bins : int, default=32
         ``"piecewise_linear"``: the most bins per column (>= 2; fewer when quantiles
         coincide). ``"periodic"``: the number of frequencies ``k`` per column. Ignored
-        without ``numerical_embedding``.
+        where no embedding is used (``numerical_embedding_`` is None).
     embedding_dim : int, default=8
         ``"periodic"`` only: the width of each numeric column's embedding (>= 1); the
         embedded input grows by ``embedding_dim - 1`` per numeric column.

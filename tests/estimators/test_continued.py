@@ -59,7 +59,8 @@ CHANGED = {
     "categorical_features": ["colour"],
     "cat_emb_dim": 2,
     "grouped_features": [["a", "b"]],
-    "numerical_embedding": None,
+    # "auto" gave these rows none: None would keep the network's embedding, which a continued fit accepts.
+    "numerical_embedding": "periodic",
     "n_bins": 8,
     "embedding_dim": 4,
     "frequency_scale": 0.5,

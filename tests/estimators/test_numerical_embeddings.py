@@ -194,7 +194,7 @@ def test_pretrained_piecewise_linear_encoder_is_fine_tuned_with_its_bins():
     assert model._network_config["bin_counts"] == pretrainer._network_config["bin_counts"]
     pickled = pickle.loads(pickle.dumps(pretrainer))
     np.testing.assert_array_equal(pickled.transform(frame), pretrainer.transform(frame))
-    with pytest.raises(ValueError, match=r"numerical_embedding=None \(pretrained: 'piecewise_linear'\)"):
+    with pytest.raises(ValueError, match=r"numerical_embedding=None \(pretrained: 'piecewise_linear', which used"):
         SparseTabNetRegressor(**SMALL, n_bins=8, numerical_embedding=None, pretrained=pretrainer).fit(other_rows, y)
 
 
@@ -249,6 +249,39 @@ def test_auto_takes_the_pretrainers_embedding_whatever_the_rows_of_the_fine_tuni
     torch.testing.assert_close(
         model.network_.embedding.numerical.edges, pretrainer.network_.encoder.embedding.numerical.edges
     )
+
+
+def test_auto_or_the_value_used_fine_tune_any_pretrainer_and_another_value_is_refused_naming_it():
+    small, large = _frame(), _frame(1000, seed=4)
+    explicit = SparseTabNetPretrainer(**SMALL, numerical_embedding="piecewise_linear", n_bins=8).fit(small)
+    model = SparseTabNetRegressor(**SMALL, n_bins=8, pretrained=explicit).fit(large, _regression_target(large))
+    assert model.numerical_embedding_ == "piecewise_linear"  # "auto" would give 1,000 rows the same; 240 none
+    resolved = SparseTabNetPretrainer(**SMALL).fit(large)  # "auto" on 1,000 rows: the encoding
+    assert resolved.numerical_embedding_ == "piecewise_linear"
+    named = SparseTabNetRegressor(**SMALL, numerical_embedding="piecewise_linear", pretrained=resolved)
+    assert named.fit(small, _regression_target(small)).numerical_embedding_ == "piecewise_linear"
+    message = r"numerical_embedding=None \(pretrained: 'auto', which used 'piecewise_linear'; 'auto' takes"
+    with pytest.raises(ValueError, match=message):
+        SparseTabNetRegressor(**SMALL, numerical_embedding=None, pretrained=resolved).fit(
+            small, _regression_target(small)
+        )
+
+
+def test_a_continued_fit_accepts_auto_or_the_embedding_it_chose_and_names_it_when_refusing():
+    frame = _frame(1000)
+    y = _regression_target(frame)
+    model = SparseTabNetRegressor(**{**SMALL, "max_epochs": 1}, warm_start=True).fit(frame, y)
+    assert model.numerical_embedding_ == "piecewise_linear"
+    model.set_params(numerical_embedding="piecewise_linear").fit(frame, y)
+    model.set_params(numerical_embedding="auto").partial_fit(frame, y)
+    assert model.n_iter_ == 3 and model.numerical_embedding_ == "piecewise_linear"
+    fresh = SparseTabNetRegressor(**{**SMALL, "max_epochs": 1}, warm_start=True).fit(frame, y)
+    message = (
+        r"built with numerical_embedding='auto' \(which chose 'piecewise_linear'\); it is now "
+        r"numerical_embedding=None\. Restore it, set 'auto' or 'piecewise_linear'"
+    )
+    with pytest.raises(ValueError, match=message):
+        fresh.set_params(numerical_embedding=None).fit(frame, y)
 
 
 def test_invalid_values_are_refused_with_the_accepted_ones():
