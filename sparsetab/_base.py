@@ -33,7 +33,8 @@ from ._params import (
     AUTO_REFIT_KEEPS_FIRST_PASS,
     LEGACY_VALUES,
     NETWORK_PARAMETERS,
-    accepts_numerical_embedding,
+    RESOLVED_ATTRIBUTES,
+    accepts_resolved,
     resolve_batch_sizes,
     resolve_early_stopping,
     resolve_efficient_members,
@@ -754,10 +755,10 @@ class BaseSparseTabNet(*((CallbackSupportMixin,) if CallbackSupportMixin is not 
         architecture = with_legacy_parameters(self._architecture, NETWORK_PARAMETERS, LEGACY_VALUES)
         for name in NETWORK_PARAMETERS:
             before, now = architecture[name], getattr(self, name)
-            if name == "numerical_embedding":
-                # The network's embedding is what counts: "auto" keeps it, and so does naming it.
-                used = self.numerical_embedding_
-                if not accepts_numerical_embedding(now, used):
+            if name in RESOLVED_ATTRIBUTES:
+                # What the network was built with counts: "auto" keeps it, and so does naming it.
+                used = getattr(self, RESOLVED_ATTRIBUTES[name], before)  # models saved without it: as recorded
+                if not accepts_resolved(now, used):
                     chose = f" (which chose {used!r})" if before == "auto" else ""
                     raise ValueError(
                         f"{method} continues the fitted network, which was built with {name}={before!r}{chose}; "
@@ -1204,7 +1205,7 @@ class BaseSparseTabNet(*((CallbackSupportMixin,) if CallbackSupportMixin is not 
         ]
         # The encoder's embedding is what counts: "auto" takes it, and so does naming it.
         used = pretrainer.numerical_embedding_
-        if not accepts_numerical_embedding(self.numerical_embedding, used):
+        if not accepts_resolved(self.numerical_embedding, used):
             mismatched.append(
                 f"numerical_embedding={self.numerical_embedding!r} (pretrained: {pretrainer.numerical_embedding!r}, "
                 f"which used {used!r}; 'auto' takes the pretrainer's)"

@@ -48,7 +48,8 @@ __all__ = [
     "PARAMETERS",
     "PRETRAINED_PARAMETERS",
     "Parameter",
-    "accepts_numerical_embedding",
+    "RESOLVED_ATTRIBUTES",
+    "accepts_resolved",
     "constant_groups",
     "network_config",
     "parameter_constraints",
@@ -739,22 +740,31 @@ def resolve_numerical_embedding(numerical_embedding, n_samples):
     return numerical_embedding
 
 
-def accepts_numerical_embedding(numerical_embedding, used):
-    """Whether ``numerical_embedding`` may continue (or fine-tune) a network built with the embedding ``used``.
+#: The network parameters with an "auto" rule, and the fitted attribute that holds what the network was built with.
+RESOLVED_ATTRIBUTES = {
+    "virtual_batch_size": "virtual_batch_size_",
+    "n_efficient_members": "n_efficient_members_",
+    "numerical_embedding": "numerical_embedding_",
+}
+
+
+def accepts_resolved(value, used):
+    """Whether a parameter with an ``"auto"`` rule may continue (or fine-tune) a network built with ``used``.
 
     Parameters
     ----------
-    numerical_embedding : "auto", str or None
-        The parameter now.
-    used : str or None
-        The embedding the network (or the pretrained encoder) has.
+    value : object
+        The parameter now (one of :data:`RESOLVED_ATTRIBUTES`).
+    used : object
+        What the network (or the pretrained encoder) was built with: the parameter's fitted
+        attribute.
 
     Returns
     -------
     bool
-        True for ``"auto"``, which keeps the network's embedding, and for ``used`` itself.
+        True for ``"auto"``, which keeps the network's value, and for ``used`` itself.
     """
-    return numerical_embedding == "auto" or numerical_embedding == used
+    return (isinstance(value, str) and value == "auto") or same_value(value, used)
 
 
 def resolve_weight_averaging(weight_averaging_epochs, keeps_early_stopped_model):

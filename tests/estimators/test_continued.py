@@ -8,10 +8,11 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from sklearn.base import clone
 
 import sparsetab._training.compiled as compiled
 from sparsetab import SparseTabNetClassifier, SparseTabNetPretrainer, SparseTabNetRegressor
-from sparsetab._params import ON_CHANGE, PARAMETERS
+from sparsetab._params import ON_CHANGE, PARAMETERS, RESOLVED_ATTRIBUTES
 
 pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 
@@ -206,3 +207,21 @@ def test_continued_fit_on_drifted_data_warns_once_with_counts_and_columns(fast_p
             caught.clear()
             model.partial_fit(X, y) if method == "partial_fit" else model.fit(X, y)
             assert not [w for w in caught if w.category is UserWarning]
+
+
+def test_auto_and_the_value_it_chose_both_continue_the_network():
+    X, y = _data()
+    model = SparseTabNetClassifier(**{**BASE, "virtual_batch_size": "auto", "n_efficient_members": "auto"})
+    model.set_params(numerical_embedding="auto", warm_start=True).fit(X, y)
+    chosen = {name: getattr(model, attribute) for name, attribute in RESOLVED_ATTRIBUTES.items()}
+    assert chosen == {"virtual_batch_size": BASE["batch_size"], "n_efficient_members": 1, "numerical_embedding": None}
+    n_iter = model.n_iter_
+    model.set_params(**chosen).fit(X, y)
+    model.set_params(virtual_batch_size="auto", n_efficient_members="auto", numerical_embedding="auto").partial_fit(
+        X, y
+    )
+    assert model.n_iter_ > n_iter + 1
+    for name, other in [("virtual_batch_size", 4), ("n_efficient_members", 2), ("numerical_embedding", "periodic")]:
+        message = rf"which was built with {name}='auto' \(which chose {chosen[name]!r}\); it is now {name}={other!r}"
+        with pytest.raises(ValueError, match=message):
+            clone(model).set_params(warm_start=True).fit(X, y).set_params(**{name: other}).fit(X, y)
