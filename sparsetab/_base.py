@@ -1198,18 +1198,18 @@ class BaseSparseTabNet(*((CallbackSupportMixin,) if CallbackSupportMixin is not 
                 "cross_val_score or any other clone(), pass sklearn.frozen.FrozenEstimator(pretrainer), which "
                 "clone keeps as it is (a plain estimator parameter is cloned unfitted)."
             )
-        mismatched = [
-            f"{name}={getattr(self, name)!r} (pretrained: {getattr(pretrainer, name)!r})"
-            for name in ENCODER_PARAMETERS
-            if name != "numerical_embedding" and not same_value(getattr(self, name), getattr(pretrainer, name))
-        ]
-        # The encoder's embedding is what counts: "auto" takes it, and so does naming it.
-        used = pretrainer.numerical_embedding_
-        if not accepts_resolved(self.numerical_embedding, used):
-            mismatched.append(
-                f"numerical_embedding={self.numerical_embedding!r} (pretrained: {pretrainer.numerical_embedding!r}, "
-                f"which used {used!r}; 'auto' takes the pretrainer's)"
-            )
+        mismatched = []
+        for name in ENCODER_PARAMETERS:
+            ours, theirs = getattr(self, name), getattr(pretrainer, name)
+            if name in RESOLVED_ATTRIBUTES:
+                # What the encoder was built with counts: "auto" takes it, and so does naming it.
+                used = getattr(pretrainer, RESOLVED_ATTRIBUTES[name], theirs)
+                if not accepts_resolved(ours, used):
+                    mismatched.append(
+                        f"{name}={ours!r} (pretrained: {theirs!r}, which used {used!r}; 'auto' takes the pretrainer's)"
+                    )
+            elif not same_value(ours, theirs):
+                mismatched.append(f"{name}={ours!r} (pretrained: {theirs!r})")
         if mismatched:
             raise ValueError(
                 "The architecture differs from the pretrained encoder's: " + ", ".join(mismatched) + ". Use the "
