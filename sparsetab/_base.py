@@ -495,8 +495,12 @@ class BaseSparseTabNet(*((CallbackSupportMixin,) if CallbackSupportMixin is not 
                 weights[val_index],
             )
             call.frame, call.targets, call.weights = frame.iloc[train_index], targets[train_index], weights[train_index]
-            # The scorer's labels are the user's own rows of y, not the encoded labels decoded back.
-            call.y_val_raw = _safe_indexing(call.given_rows[1], call.rows_kept[val_index])
+            # The scorer's labels are the user's own rows of y, not the encoded labels decoded back. An
+            # array-like that only converts (``__array__``, no indexing) is read as check_array read it.
+            y_given = call.given_rows[1]
+            if not hasattr(y_given, "__getitem__"):
+                y_given = np.asarray(y_given)
+            call.y_val_raw = _safe_indexing(y_given, call.rows_kept[val_index])
         elif X_val is not None:
             check_consistent_length(X_val, y_val, sample_weight_val)
             call.frame_val = X_val

@@ -76,7 +76,7 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
         predict and explain time and the model's size grow about linearly with
         ``n_ensemble``. Changing it between warm-started fits or :meth:`partial_fit` calls is
         an error. Models saved before this parameter existed load with 1. The refit of
-        ``early_stopping="auto"`` on 1,000 to 10,000 rows doubles the members: the
+        ``early_stopping="auto"`` on 100 to 10,000 rows doubles the members: the
         ``n_ensemble`` refit networks first, then the ``n_ensemble`` networks of the first pass.
     n_efficient_members : int or "auto", default="auto"
         Members of a parameter-efficient ensemble inside each network (TabM-mini: Gorishniy,
@@ -290,7 +290,7 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
     early_stopping : "auto" or bool, default="auto"
         Stop when the validation score has not improved by ``tol`` for ``n_iter_no_change``
         epochs and restore the best epoch's weights. ``"auto"``: on when there are more than
-        10,000 training rows or ``X_val`` is given. On 1,000 to 10,000 rows without ``X_val``
+        10,000 training rows or ``X_val`` is given. On 100 to 10,000 rows without ``X_val``
         it chooses the number of epochs and then trains on every row: a first pass holds out
         ``validation_fraction`` of the rows and stops early as ``early_stopping=True`` does,
         then a new network trains on all the rows for ``best_iteration_ + 1`` epochs, the
@@ -298,7 +298,7 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
         member whose predictions are averaged with the refit's (``ensemble_n_iter_``; two
         members per ``n_ensemble``, so prediction and :meth:`explain` cost twice as much). The
         fit costs the two passes. ``n_iter_`` is the refit's; ``validation_scores_`` and
-        ``best_iteration_`` are the first pass's. Under 1,000 rows every row trains, for
+        ``best_iteration_`` are the first pass's. Under 100 rows every row trains, for
         ``max_epochs``. Measured with ``fit(X, y)`` as users call it
         (``benchmarks/small_tables.py``, 3 seeds, test error 1 - accuracy or RMSE; every row
         for ``max_epochs`` -> this rule, HistGradientBoosting in brackets): 2,700 adult rows
@@ -306,9 +306,12 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
         california_housing rows 0.522 -> 0.491 [0.506], 5,000 diamonds rows 0.103 -> 0.095
         [0.098], 8,787 higgs_sample rows 0.338 -> 0.304 [0.296], 8,000 credit_default rows
         0.244 -> 0.181 [0.184], a 2,000-row linear target 0.181 -> 0.161 [0.323]; the steps
-        are in :func:`sparsetab._params.resolve_epoch_refit`. On 455 breast_cancer and 353
-        diabetes rows holding out rows lost (0.041 -> 0.056, RMSE 68.8 -> 73.0), hence none
-        under 1,000 rows. Neither a continued fit (``warm_start``, :meth:`partial_fit`) nor a
+        are in :func:`sparsetab._params.resolve_epoch_refit`. Under 1,000 rows, whose
+        numeric columns enter unencoded (``numerical_embedding``), the refit raised or held
+        scikit-learn's four tables (5 seeds, ``benchmarks/tiny_tables.py``): diabetes R^2
+        0.234 -> 0.327 [0.255], wine 0.983 -> 0.994, iris 0.947 -> 0.960, breast_cancer 0.961
+        -> 0.961 (``benchmarks/results/tiny_tables_refit.md``); with the encoding, holding out
+        had lost there. Neither a continued fit (``warm_start``, :meth:`partial_fit`) nor a
         streamed or distributed one refits. Without early stopping, training stops when the
         training loss stops improving, as in :class:`sklearn.neural_network.MLPClassifier`.
     validation_fraction : float, default=0.1
@@ -449,7 +452,7 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
         Validation score per epoch (higher is better; ``-loss`` for ``scoring="loss"``), None
         when no epoch had validation data (no early stopping and no ``X_val``); NaN for the
         epochs of calls without validation data. After the refit of ``early_stopping="auto"``
-        on 1,000 to 10,000 rows: the first pass's scores, on its held-out rows, which can be
+        on 100 to 10,000 rows: the first pass's scores, on its held-out rows, which can be
         more than ``n_iter_`` (the first pass ran until its patience ran out).
     best_validation_score_ : float or None
         Best validation score of the last ``fit`` when early stopping was on, else None.
@@ -827,7 +830,7 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
         member's masks. Fit, predict and explain time and the model's size grow about linearly
         with ``n_ensemble``. Changing it between warm-started fits or :meth:`partial_fit` calls
         is an error. Models saved before this parameter existed load with 1. The refit of
-        ``early_stopping="auto"`` on 1,000 to 10,000 rows doubles the members: the
+        ``early_stopping="auto"`` on 100 to 10,000 rows doubles the members: the
         ``n_ensemble`` refit networks first, then the ``n_ensemble`` networks of the first pass.
     n_efficient_members : int or "auto", default="auto"
         Members of a parameter-efficient ensemble inside each network (TabM-mini: Gorishniy,
@@ -1077,7 +1080,7 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
     early_stopping : "auto" or bool, default="auto"
         Stop when the validation score has not improved by ``tol`` for ``n_iter_no_change``
         epochs and restore the best epoch's weights. ``"auto"``: on when there are more than
-        10,000 training rows or ``X_val`` is given. On 1,000 to 10,000 rows without ``X_val``
+        10,000 training rows or ``X_val`` is given. On 100 to 10,000 rows without ``X_val``
         it chooses the number of epochs and then trains on every row: a first pass holds out
         ``validation_fraction`` of the rows and stops early as ``early_stopping=True`` does,
         then a new network trains on all the rows for ``best_iteration_ + 1`` epochs, the
@@ -1085,7 +1088,7 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
         member whose predictions are averaged with the refit's (``ensemble_n_iter_``; two
         members per ``n_ensemble``, so prediction and :meth:`explain` cost twice as much). The
         fit costs the two passes. ``n_iter_`` is the refit's; ``validation_scores_`` and
-        ``best_iteration_`` are the first pass's. Under 1,000 rows every row trains, for
+        ``best_iteration_`` are the first pass's. Under 100 rows every row trains, for
         ``max_epochs``. Measured with ``fit(X, y)`` as users call it
         (``benchmarks/small_tables.py``, 3 seeds, test error 1 - accuracy or RMSE; every row
         for ``max_epochs`` -> this rule, HistGradientBoosting in brackets): 2,700 adult rows
@@ -1093,9 +1096,12 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
         california_housing rows 0.522 -> 0.491 [0.506], 5,000 diamonds rows 0.103 -> 0.095
         [0.098], 8,787 higgs_sample rows 0.338 -> 0.304 [0.296], 8,000 credit_default rows
         0.244 -> 0.181 [0.184], a 2,000-row linear target 0.181 -> 0.161 [0.323]; the steps
-        are in :func:`sparsetab._params.resolve_epoch_refit`. On 455 breast_cancer and 353
-        diabetes rows holding out rows lost (0.041 -> 0.056, RMSE 68.8 -> 73.0), hence none
-        under 1,000 rows. Neither a continued fit (``warm_start``, :meth:`partial_fit`) nor a
+        are in :func:`sparsetab._params.resolve_epoch_refit`. Under 1,000 rows, whose
+        numeric columns enter unencoded (``numerical_embedding``), the refit raised or held
+        scikit-learn's four tables (5 seeds, ``benchmarks/tiny_tables.py``): diabetes R^2
+        0.234 -> 0.327 [0.255], wine 0.983 -> 0.994, iris 0.947 -> 0.960, breast_cancer 0.961
+        -> 0.961 (``benchmarks/results/tiny_tables_refit.md``); with the encoding, holding out
+        had lost there. Neither a continued fit (``warm_start``, :meth:`partial_fit`) nor a
         streamed or distributed one refits. Without early stopping, training stops when the
         training loss stops improving, as in :class:`sklearn.neural_network.MLPClassifier`.
     validation_fraction : float, default=0.1
@@ -1227,7 +1233,7 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
         Validation score per epoch (higher is better; ``-loss`` for ``scoring="loss"``), None
         when no epoch had validation data (no early stopping and no ``X_val``); NaN for the
         epochs of calls without validation data. After the refit of ``early_stopping="auto"``
-        on 1,000 to 10,000 rows: the first pass's scores, on its held-out rows, which can be
+        on 100 to 10,000 rows: the first pass's scores, on its held-out rows, which can be
         more than ``n_iter_`` (the first pass ran until its patience ran out).
     best_validation_score_ : float or None
         Best validation score of the last ``fit`` when early stopping was on, else None.

@@ -162,9 +162,11 @@ def test_auto_refits_on_all_rows_and_keeps_the_first_pass_as_a_member(fast_param
     explanation = auto.explain(X[:5])  # the members' mean: every step's mask and the importances sum to 1
     np.testing.assert_allclose(explanation["step_masks"].sum(axis=-1), 1.0, rtol=0, atol=1e-5)
     np.testing.assert_allclose(explanation["importances"].sum(axis=1), 1.0, rtol=0, atol=1e-5)
-    tiny = quiet_fit(SparseTabNetClassifier(**params), X[:999], y[:999])
-    assert tiny.validation_scores_ is None and tiny.n_iter_ == 4  # under 1,000 rows every row trains, no refit
+    tiny = quiet_fit(SparseTabNetClassifier(**params), X[:99], y[:99])
+    assert tiny.validation_scores_ is None and tiny.n_iter_ == 4  # under 100 rows every row trains, no refit
     assert not hasattr(tiny.network_, "members")
+    small = quiet_fit(SparseTabNetClassifier(**params), X[:100], y[:100])  # from 100 rows on, the refit
+    assert len(small.network_.members) == 2 and small.ensemble_n_iter_[0] == small.best_iteration_ + 1
 
 
 def test_auto_refit_survives_model_files_pickles_and_continued_fits(fast_params, tmp_path):

@@ -125,7 +125,9 @@ def test_piecewise_linear_models_saved_before_the_value_option_answer_as_before(
     width = model.network_.embedding.output_dim
     model.partial_fit(X, PIECEWISE_LINEAR["regressor_predict"])  # a continued fit keeps the saved layout
     assert model.network_.embedding.output_dim == width
-    model.set_params(warm_start=False).fit(X, PIECEWISE_LINEAR["regressor_predict"])  # a refit takes today's
+    model.set_params(warm_start=False, early_stopping=False).fit(
+        X, PIECEWISE_LINEAR["regressor_predict"]
+    )  # a new fit takes today's
     assert model.network_.embedding.piecewise_linear_with_value
     assert model.network_.embedding.output_dim == width + 2  # age and hours keep their values too
 
@@ -135,6 +137,7 @@ def test_pretrainer_pickled_before_the_value_option_transforms_and_fine_tunes_wi
     pretrainer = _load_pickle("piecewise_linear_pretrainer")
     np.testing.assert_allclose(pretrainer.transform(X), PIECEWISE_LINEAR["pretrainer_transform"], **TOLERANCE)
     model = SparseTabNetRegressor(
+        early_stopping=False,
         **_maker.SMALL,
         numerical_embedding="piecewise_linear",
         n_bins=8,

@@ -101,7 +101,7 @@ def test_member_zero_is_the_single_model(fast_params, early_stopping):
 
 def test_single_model_keeps_its_attributes(fast_params):
     X, y = _regression_data()
-    model = SparseTabNetRegressor(**fast_params, max_epochs=2).fit(X, y)
+    model = SparseTabNetRegressor(early_stopping=False, **fast_params, max_epochs=2).fit(X, y)
     assert "_ensemble_members" not in vars(model)
     assert model.ensemble_n_iter_ == [model.n_iter_]
     assert model.ensemble_loss_curves_ == [model.loss_curve_]
@@ -170,7 +170,7 @@ def test_regression_is_the_mean_of_the_members(fast_params):
 
 def test_explain_is_the_mean_of_the_members(fast_params, make_people_frame):
     X, y = make_people_frame()
-    model = SparseTabNetClassifier(**fast_params, max_epochs=2, n_ensemble=3).fit(X, y)
+    model = SparseTabNetClassifier(early_stopping=False, **fast_params, max_epochs=2, n_ensemble=3).fit(X, y)
     explanation = model.explain(X, per_member=True)
     n_steps, n_features = fast_params["n_steps"], X.shape[1]
     assert explanation.member_step_masks.shape == (3, len(X), n_steps, n_features)
@@ -187,7 +187,7 @@ def test_explain_is_the_mean_of_the_members(fast_params, make_people_frame):
     rows = explanation.importances.sum(axis=1)
     np.testing.assert_allclose(rows[used.any(axis=0)], 1.0, atol=1e-5)
     # Each member's arrays are those of the member alone.
-    alone = SparseTabNetClassifier(**fast_params, max_epochs=2).fit(X, y).explain(X)
+    alone = SparseTabNetClassifier(early_stopping=False, **fast_params, max_epochs=2).fit(X, y).explain(X)
     np.testing.assert_array_equal(explanation.member_step_masks[0], alone.step_masks)
     np.testing.assert_array_equal(explanation.member_importances[0], alone.importances)
     assert "member_step_masks" not in model.explain(X.head(3))
@@ -196,7 +196,7 @@ def test_explain_is_the_mean_of_the_members(fast_params, make_people_frame):
 
 def test_explain_per_member_of_a_single_model(fast_params):
     X, y = _regression_data()
-    model = SparseTabNetRegressor(**fast_params, max_epochs=1).fit(X, y)
+    model = SparseTabNetRegressor(early_stopping=False, **fast_params, max_epochs=1).fit(X, y)
     explanation = model.explain(X, per_member=True)
     np.testing.assert_array_equal(explanation.member_step_masks[0], explanation.step_masks)
     assert explanation.member_step_masks.shape[0] == 1
@@ -225,7 +225,9 @@ def test_warm_start_refuses_a_changed_n_ensemble(fast_params):
 
 def test_warm_start_continues_every_member(fast_params):
     X, y = _targets("binary")
-    model = SparseTabNetClassifier(**fast_params, max_epochs=2, n_ensemble=2, warm_start=True).fit(X, y)
+    model = SparseTabNetClassifier(
+        early_stopping=False, **fast_params, max_epochs=2, n_ensemble=2, warm_start=True
+    ).fit(X, y)
     before = [member.state_dict()["head.weight"].clone() for member in model.network_.members]
     model.fit(X, y)
     assert model.ensemble_n_iter_ == [4, 4]
@@ -285,7 +287,7 @@ def test_an_interrupted_ensemble_keeps_the_members_trained(fast_params):
 # ----------------------------------------------------------------------------- round trips and sklearn
 def test_pickle_and_model_file_round_trips(fast_params, make_people_frame, tmp_path):
     X, y = make_people_frame()
-    model = SparseTabNetClassifier(**fast_params, max_epochs=2, n_ensemble=2).fit(X, y)
+    model = SparseTabNetClassifier(early_stopping=False, **fast_params, max_epochs=2, n_ensemble=2).fit(X, y)
     proba = model.predict_proba(X)
     masks = model.explain(X, per_member=True)
     for restored in (pickle.loads(pickle.dumps(model)), load_model(model.save_model(tmp_path / "model.sparsetab"))):
@@ -318,10 +320,12 @@ def test_an_old_model_without_the_parameter_loads_with_one_member(fast_params):
 def test_export_gives_the_ensemble_answers(fast_params, make_people_frame, tmp_path, export_format, estimator):
     X, y = make_people_frame(n_rows=120)
     if estimator == "classifier":
-        model = SparseTabNetClassifier(**fast_params, max_epochs=1, n_ensemble=2).fit(X, y)
+        model = SparseTabNetClassifier(early_stopping=False, **fast_params, max_epochs=1, n_ensemble=2).fit(X, y)
         expected = model.predict_proba(X)
     else:
-        model = SparseTabNetRegressor(**fast_params, max_epochs=1, n_ensemble=2).fit(X, X["age"] / 10)
+        model = SparseTabNetRegressor(early_stopping=False, **fast_params, max_epochs=1, n_ensemble=2).fit(
+            X, X["age"] / 10
+        )
         expected = model.predict(X)[:, None]
     # TorchScript is deprecated (a FutureWarning) but still written for one release.
     deprecated = pytest.warns(FutureWarning, match="torchscript") if export_format == "torchscript" else nullcontext()

@@ -45,6 +45,7 @@ def one_hot_model():
     )
     y = X["size"] + 2 * X["colour_red"]
     params = dict(n_d=4, n_a=4, n_steps=2, batch_size=64, virtual_batch_size=32, max_epochs=2, random_state=0)
+    params.update(early_stopping=False)  # one network, whose masks the tests read
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         return SparseTabNetRegressor(**params).fit(X, y), X
@@ -105,7 +106,9 @@ def _gated_regressor(fast_params, **params):
     y = X[:, 0] - 2 * X[:, 1]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        return SparseTabNetRegressor(**dict(fast_params, max_epochs=2, n_steps=3, **params)).fit(X, y), X
+        return SparseTabNetRegressor(**dict(fast_params, max_epochs=2, n_steps=3, early_stopping=False, **params)).fit(
+            X, y
+        ), X
 
 
 def _close_every_gate(model):
@@ -163,7 +166,7 @@ def test_an_ensemble_averages_its_members_step_gates(fast_params):
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 def test_explain_contract(fast_params, make_people_frame):
     X, y = make_people_frame(300)
-    model = SparseTabNetClassifier(max_epochs=20, **fast_params).fit(X, y)
+    model = SparseTabNetClassifier(early_stopping=False, max_epochs=20, **fast_params).fit(X, y)
     explanation = model.explain(X.iloc[:25])
     assert explanation.step_masks.shape == (25, 2, 4)
     np.testing.assert_allclose(explanation.step_masks.sum(axis=2), 1.0, atol=1e-5)
@@ -187,7 +190,7 @@ def test_explain_contract(fast_params, make_people_frame):
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 def test_explain_rows_with_zero_decision_get_zeros(monkeypatch, fast_params, make_people_frame):
     X, y = make_people_frame(100)
-    model = SparseTabNetClassifier(max_epochs=2, **fast_params).fit(X, y)
+    model = SparseTabNetClassifier(early_stopping=False, max_epochs=2, **fast_params).fit(X, y)
     for transformer in model.network_.step_transformers:  # make every step's ReLU(d) = 0
         original = transformer.forward
         monkeypatch.setattr(transformer, "forward", lambda x, original=original: -original(x).abs())
@@ -209,9 +212,9 @@ def test_explain_and_predict_are_batched_with_identical_results(monkeypatch, fas
     import sparsetab._inference
 
     X, y = make_people_frame(150)
-    model = SparseTabNetClassifier(max_epochs=2, cat_emb_dim=2, grouped_features=[["age", "noise"]], **fast_params).fit(
-        X, y
-    )
+    model = SparseTabNetClassifier(
+        early_stopping=False, max_epochs=2, cat_emb_dim=2, grouped_features=[["age", "noise"]], **fast_params
+    ).fit(X, y)
     whole = model.explain(X)
     proba = model.predict_proba(X)
     calls = []

@@ -8,6 +8,7 @@ import pytest
 from sparsetab import SparseTabNetClassifier, SparseTabNetPretrainer, SparseTabNetRegressor
 from sparsetab._params import (
     AUTO_EARLY_STOPPING_MIN_ROWS,
+    AUTO_REFIT_MIN_ROWS,
     AUTO_SELECTION_MIN_ROWS,
     DEFAULTS,
     LEGACY_VALUES,
@@ -205,8 +206,9 @@ def test_early_stopping_rule(early_stopping, n_samples, has_validation, expected
 @pytest.mark.parametrize(
     "early_stopping, n_samples, has_validation, expected",
     [
-        ("auto", AUTO_SELECTION_MIN_ROWS - 1, False, False),  # tiny: every row trains
-        ("auto", AUTO_SELECTION_MIN_ROWS, False, True),
+        ("auto", AUTO_REFIT_MIN_ROWS - 1, False, False),  # tiny: every row trains
+        ("auto", AUTO_REFIT_MIN_ROWS, False, True),
+        ("auto", AUTO_SELECTION_MIN_ROWS - 1, False, True),
         ("auto", AUTO_EARLY_STOPPING_MIN_ROWS, False, True),
         ("auto", AUTO_EARLY_STOPPING_MIN_ROWS + 1, False, False),  # early stopping proper takes over
         ("auto", 5000, True, False),  # the user's X_val: early stopping proper

@@ -110,12 +110,16 @@ def test_early_stopping_keeps_the_best_validation_weights():
 def test_fine_tuning_starts_from_the_pretrained_encoder(pretrainer):
     X, y = _table(200, seed=3)
     # A vanishing learning rate keeps the starting point: the encoder weights are the pretrained ones.
-    model = SparseTabNetClassifier(max_epochs=1, learning_rate=1e-12, pretrained=pretrainer, **ARCH).fit(X, y)
+    model = SparseTabNetClassifier(
+        early_stopping=False, max_epochs=1, learning_rate=1e-12, pretrained=pretrainer, **ARCH
+    ).fit(X, y)
     pretrained = dict(pretrainer.network_.encoder.named_parameters())
     for name, parameter in model.network_.named_parameters():
         if not name.startswith("head."):
             torch.testing.assert_close(parameter.detach(), pretrained[name].detach(), rtol=0, atol=1e-8)
-    fresh = SparseTabNetClassifier(max_epochs=1, learning_rate=1e-12, random_state=0, **ARCH).fit(X, y)
+    fresh = SparseTabNetClassifier(early_stopping=False, max_epochs=1, learning_rate=1e-12, random_state=0, **ARCH).fit(
+        X, y
+    )
     assert not torch.allclose(fresh.network_.shared_fcs[0].weight, pretrained["shared_fcs.0.weight"])
     # the pretrainer's column encoding is used: same categories and standardisation
     np.testing.assert_array_equal(model._tabular_encoding.center_, pretrainer._tabular_encoding.center_)
@@ -124,7 +128,7 @@ def test_fine_tuning_starts_from_the_pretrained_encoder(pretrainer):
 def test_a_gateless_pretrained_encoder_fine_tunes_with_step_gates(pretrainer):
     X, y = _table(200, seed=3)
     model = SparseTabNetClassifier(
-        max_epochs=1, learning_rate=1e-12, pretrained=pretrainer, step_gates="sigmoid", **ARCH
+        early_stopping=False, max_epochs=1, learning_rate=1e-12, pretrained=pretrainer, step_gates="sigmoid", **ARCH
     ).fit(X, y)  # not an architecture mismatch: a pretrainer has no gates to match
     pretrained = dict(pretrainer.network_.encoder.named_parameters())
     names = [name for name, _ in model.network_.named_parameters() if not name.startswith("head.")]
@@ -139,7 +143,7 @@ def test_a_gateless_pretrained_encoder_fine_tunes_with_step_gates(pretrainer):
 def test_grid_search_fine_tunes_from_the_pretrained_weights(pretrainer):
     X, y = _table(200, seed=4)
     search = GridSearchCV(
-        SparseTabNetClassifier(max_epochs=1, pretrained=FrozenEstimator(pretrainer), **ARCH),
+        SparseTabNetClassifier(early_stopping=False, max_epochs=1, pretrained=FrozenEstimator(pretrainer), **ARCH),
         {"learning_rate": [1e-12, 2e-12]},
         cv=2,
     ).fit(X, y)

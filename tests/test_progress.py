@@ -118,7 +118,9 @@ def test_verbose_fit_prints_one_line_per_epoch_and_why_it_stopped(capsys):
 
 def test_verbose_regressor_partial_fit_and_pretrainer(capsys):
     X, y = _data()
-    model = SparseTabNetRegressor(n_d=4, n_a=4, n_steps=1, max_epochs=2, verbose=1, random_state=0)
+    model = SparseTabNetRegressor(
+        early_stopping=False, n_d=4, n_a=4, n_steps=1, max_epochs=2, verbose=1, random_state=0
+    )
     model.set_params(learning_rate_schedule="constant").fit(X, X[:, 0])
     model.partial_fit(X, X[:, 0])
     lines = capsys.readouterr().out.splitlines()
@@ -133,7 +135,9 @@ def test_verbose_2_without_rich_says_so_and_prints_the_lines(monkeypatch, capsys
     monkeypatch.setattr(_progress, "_rich_installed", lambda: False)
     X, y = _data()
     with pytest.warns(UserWarning, match=r'verbose=2 draws a progress bar .*pip install "sparsetab\[progress\]"'):
-        SparseTabNetClassifier(n_d=4, n_a=4, n_steps=1, max_epochs=2, verbose=2, random_state=0).fit(X, y)
+        SparseTabNetClassifier(
+            early_stopping=False, n_d=4, n_a=4, n_steps=1, max_epochs=2, verbose=2, random_state=0
+        ).fit(X, y)
     lines = capsys.readouterr().out.splitlines()
     assert [bool(EPOCH_LINE.match(line)) for line in lines] == [True, True, False]
 
@@ -144,7 +148,9 @@ def test_verbose_2_draws_the_bar_with_rich(capsys, monkeypatch):
     X, y = _data()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        model = SparseTabNetClassifier(n_d=4, n_a=4, n_steps=1, max_epochs=2, verbose=2, random_state=0).fit(X, y)
+        model = SparseTabNetClassifier(
+            early_stopping=False, n_d=4, n_a=4, n_steps=1, max_epochs=2, verbose=2, random_state=0
+        ).fit(X, y)
     assert not [warning for warning in caught if "progress bar" in str(warning.message)]
     lines = [line for line in capsys.readouterr().out.splitlines() if line.strip()]
     assert sum(bool(EPOCH_LINE.match(line)) for line in lines) == model.n_iter_ == 2
@@ -180,7 +186,9 @@ class PropagatedRecorder(Recorder):
 def test_each_epoch_is_a_callback_task():
     X, y = _data()
     recorder = Recorder()
-    model = SparseTabNetClassifier(n_d=4, n_a=4, n_steps=1, max_epochs=3, random_state=0).set_callbacks(recorder)
+    model = SparseTabNetClassifier(
+        early_stopping=False, n_d=4, n_a=4, n_steps=1, max_epochs=3, random_state=0
+    ).set_callbacks(recorder)
     model.fit(X, y)
     events = recorder.events
     assert events[:2] == [("setup", "fit"), ("begin", "fit", 0, 3)] and events[-1] == ("teardown", "fit")
@@ -194,10 +202,14 @@ def test_each_epoch_is_a_callback_task():
 def test_a_callback_can_stop_training_and_an_ensemble_has_every_members_epochs():
     X, y = _data()
     recorder = Recorder(stop_after=2)
-    model = SparseTabNetClassifier(n_d=4, n_a=4, n_steps=1, max_epochs=5, random_state=0).set_callbacks(recorder)
+    model = SparseTabNetClassifier(
+        early_stopping=False, n_d=4, n_a=4, n_steps=1, max_epochs=5, random_state=0
+    ).set_callbacks(recorder)
     assert model.fit(X, y).n_iter_ == 2
     recorder = Recorder()
-    model = SparseTabNetClassifier(n_d=4, n_a=4, n_steps=1, max_epochs=2, n_ensemble=2, random_state=0)
+    model = SparseTabNetClassifier(
+        early_stopping=False, n_d=4, n_a=4, n_steps=1, max_epochs=2, n_ensemble=2, random_state=0
+    )
     model.set_callbacks(recorder).fit(X, y)
     assert recorder.events[1] == ("begin", "fit", 0, 4)
     assert [event[2] for event in recorder.events if event[:2] == ("end", "epoch")] == [0, 1, 2, 3]
@@ -220,7 +232,9 @@ def test_the_refit_of_auto_epochs_are_tasks_of_the_same_fit():
 def test_scoring_monitor_logs_one_score_per_epoch():
     X, y = _data()
     monitor = callback_api.ScoringMonitor(scoring="accuracy")
-    model = SparseTabNetClassifier(n_d=4, n_a=4, n_steps=1, max_epochs=3, random_state=0).set_callbacks(monitor)
+    model = SparseTabNetClassifier(
+        early_stopping=False, n_d=4, n_a=4, n_steps=1, max_epochs=3, random_state=0
+    ).set_callbacks(monitor)
     model.fit(X, y)
     log = monitor.get_logs()
     logs = log if isinstance(log, list) else [log]
@@ -232,7 +246,7 @@ def test_scoring_monitor_logs_one_score_per_epoch():
 def test_callbacks_are_propagated_from_grid_search_and_not_stored_in_model_files(tmp_path):
     X, y = _data()
     recorder = PropagatedRecorder()
-    estimator = SparseTabNetClassifier(n_d=4, n_a=4, n_steps=1, max_epochs=2, random_state=0)
+    estimator = SparseTabNetClassifier(early_stopping=False, n_d=4, n_a=4, n_steps=1, max_epochs=2, random_state=0)
     search = GridSearchCV(estimator, {"n_steps": [1, 2]}, cv=2).set_callbacks(recorder)
     search.fit(X, y)
     epoch_ends = [event for event in recorder.events if event[:2] == ("end", "epoch")]
@@ -255,6 +269,8 @@ def test_progress_bar_callback_under_grid_search_runs(capsys):
 def test_verbose_2_draws_no_bar_into_a_log(capsys):
     # Standard output captured (not a terminal): the lines alone, no blank lines from a redrawn bar.
     X, y = _data()
-    SparseTabNetClassifier(n_d=4, n_a=4, n_steps=1, max_epochs=2, verbose=2, random_state=0).fit(X, y)
+    SparseTabNetClassifier(early_stopping=False, n_d=4, n_a=4, n_steps=1, max_epochs=2, verbose=2, random_state=0).fit(
+        X, y
+    )
     lines = capsys.readouterr().out.splitlines()
     assert [bool(EPOCH_LINE.match(line)) for line in lines] == [True, True, False]

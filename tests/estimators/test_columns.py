@@ -13,7 +13,7 @@ pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceW
 
 def test_cat_emb_dim_per_column(fast_params, make_people_frame):
     X, y = make_people_frame(120)
-    model = SparseTabNetClassifier(max_epochs=1, cat_emb_dim={"city": 3}, **fast_params).fit(X, y)
+    model = SparseTabNetClassifier(early_stopping=False, max_epochs=1, cat_emb_dim={"city": 3}, **fast_params).fit(X, y)
     widths = [embedding.embedding_dim for embedding in model.network_.embedding.embeddings]
     assert widths == [3, 1]  # city (3 categories + reserved row), member (bool) keeps the default
     assert [embedding.num_embeddings for embedding in model.network_.embedding.embeddings] == [4, 3]
@@ -23,7 +23,7 @@ def test_cat_emb_dim_per_column(fast_params, make_people_frame):
     explanation = model.explain(X.iloc[:10])
     assert explanation.step_masks.shape == (10, 2, 4)  # still one value per input column
     np.testing.assert_allclose(explanation.step_masks.sum(axis=2), 1.0, atol=1e-5)
-    by_index = SparseTabNetClassifier(max_epochs=1, cat_emb_dim={0: 3}, **fast_params).fit(X, y)
+    by_index = SparseTabNetClassifier(early_stopping=False, max_epochs=1, cat_emb_dim={0: 3}, **fast_params).fit(X, y)
     assert by_index.predict_proba(X.iloc[:5]) == pytest.approx(model.predict_proba(X.iloc[:5]))
 
 
@@ -51,7 +51,12 @@ def test_embedding_and_group_errors_name_the_argument(params, message, fast_para
 def test_grouped_features_share_one_attention_weight(fast_params, make_people_frame):
     X, y = make_people_frame(200)
     model = SparseTabNetClassifier(
-        max_epochs=3, grouped_features=[["noise", "age"]], cat_emb_dim=2, entmax_mode="entmax15", **fast_params
+        early_stopping=False,
+        max_epochs=3,
+        grouped_features=[["noise", "age"]],
+        cat_emb_dim=2,
+        entmax_mode="entmax15",
+        **fast_params,
     ).fit(X, y)
     assert model.network_.embedding.attention_groups == [[0], [1, 2], [3]]
     explanation = model.explain(X.iloc[:30])
@@ -65,7 +70,9 @@ def test_grouped_features_share_one_attention_weight(fast_params, make_people_fr
     np.testing.assert_allclose(masks[..., 1] + masks[..., 2], group_masks[..., 1], rtol=1e-6)
     np.testing.assert_allclose(masks[..., [0, 3]], group_masks[..., [0, 2]], rtol=1e-6)
     assert model.feature_importances_[1] == pytest.approx(model.feature_importances_[2])
-    numpy_groups = SparseTabNetClassifier(max_epochs=1, grouped_features=[[2, -3]], **fast_params).fit(X, y)
+    numpy_groups = SparseTabNetClassifier(
+        early_stopping=False, max_epochs=1, grouped_features=[[2, -3]], **fast_params
+    ).fit(X, y)
     assert numpy_groups.network_.embedding.attention_groups == [[0], [1, 2], [3]]
 
 

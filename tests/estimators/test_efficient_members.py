@@ -67,7 +67,7 @@ def test_the_default_resolves_on_the_rows_given_and_a_continued_fit_keeps_it(fas
 
 def test_probabilities_are_the_mean_of_the_members_probabilities(fast_params, make_people_frame):
     X, y = make_people_frame(n_rows=200, seed=0)
-    model = SparseTabNetClassifier(**fast_params, max_epochs=2, n_efficient_members=3).fit(X, y)
+    model = SparseTabNetClassifier(early_stopping=False, **fast_params, max_epochs=2, n_efficient_members=3).fit(X, y)
     outputs = _member_outputs(model, X)
     assert outputs.shape == (3, 200, len(model.classes_))
     expected = torch.softmax(outputs, dim=-1).mean(dim=0).numpy()
@@ -79,14 +79,14 @@ def test_probabilities_are_the_mean_of_the_members_probabilities(fast_params, ma
 
 def test_regression_is_the_mean_of_the_members_values(fast_params):
     X, y = _regression_data()
-    model = SparseTabNetRegressor(**fast_params, max_epochs=2, n_efficient_members=2).fit(X, y)
+    model = SparseTabNetRegressor(early_stopping=False, **fast_params, max_epochs=2, n_efficient_members=2).fit(X, y)
     standardised = _member_outputs(model, X)[..., 0].mean(dim=0).numpy()
     np.testing.assert_allclose(model.predict(X), standardised * model.target_scale_ + model.target_mean_, rtol=1e-5)
 
 
 def test_explain_is_the_mean_of_the_members_masks(fast_params, make_people_frame):
     X, y = make_people_frame(n_rows=120, seed=2)
-    model = SparseTabNetClassifier(**fast_params, max_epochs=2, n_efficient_members=3).fit(X, y)
+    model = SparseTabNetClassifier(early_stopping=False, **fast_params, max_epochs=2, n_efficient_members=3).fit(X, y)
     explanation = model.explain(X, per_member=True)
     member_masks = explanation["member_step_masks"]
     assert member_masks.shape == (3, 120, model.n_steps, X.shape[1])
@@ -103,7 +103,9 @@ def test_explain_is_the_mean_of_the_members_masks(fast_params, make_people_frame
 
 def test_with_n_ensemble_every_network_brings_its_members(fast_params):
     X, y = _regression_data()
-    model = SparseTabNetRegressor(**fast_params, max_epochs=1, n_ensemble=2, n_efficient_members=2).fit(X, y)
+    model = SparseTabNetRegressor(
+        early_stopping=False, **fast_params, max_epochs=1, n_ensemble=2, n_efficient_members=2
+    ).fit(X, y)
     assert len(model.network_) == 2
     assert model.explain(X[:5], per_member=True)["member_step_masks"].shape[0] == 4
     with torch.no_grad():
@@ -115,7 +117,7 @@ def test_with_n_ensemble_every_network_brings_its_members(fast_params):
 
 def test_model_file_pickle_and_export_give_the_same_answers(fast_params, make_people_frame, tmp_path):
     X, y = make_people_frame(n_rows=150, seed=3)
-    model = SparseTabNetClassifier(**fast_params, max_epochs=2, n_efficient_members=2).fit(X, y)
+    model = SparseTabNetClassifier(early_stopping=False, **fast_params, max_epochs=2, n_efficient_members=2).fit(X, y)
     expected = model.predict_proba(X)
     np.testing.assert_array_equal(pickle.loads(pickle.dumps(model)).predict_proba(X), expected)
     model.save_model(tmp_path / "model.sparsetab")
@@ -132,7 +134,12 @@ def test_model_file_pickle_and_export_give_the_same_answers(fast_params, make_pe
 def test_warm_start_and_partial_fit_continue_and_a_change_is_refused(fast_params):
     X, y = _regression_data()
     model = SparseTabNetRegressor(
-        **fast_params, max_epochs=2, n_efficient_members=2, warm_start=True, learning_rate_schedule="constant"
+        early_stopping=False,
+        **fast_params,
+        max_epochs=2,
+        n_efficient_members=2,
+        warm_start=True,
+        learning_rate_schedule="constant",
     ).fit(X, y)
     adapters = model.network_.member_adapters.detach().clone()
     model.fit(X, y)
@@ -163,7 +170,12 @@ def test_pretrained_encoder_initialises_the_shared_weights(fast_params):
     pretrainer = SparseTabNetPretrainer(**fast_params, max_epochs=1).fit(X)
     # A vanishing learning rate: after one epoch the shared weights are still the pretrained ones.
     model = SparseTabNetRegressor(
-        **fast_params, max_epochs=1, n_efficient_members=3, pretrained=pretrainer, learning_rate=1e-12
+        early_stopping=False,
+        **fast_params,
+        max_epochs=1,
+        n_efficient_members=3,
+        pretrained=pretrainer,
+        learning_rate=1e-12,
     ).fit(X, y)
     encoder = dict(pretrainer.network_.encoder.named_parameters())
     shared = [(name, value) for name, value in model.network_.named_parameters() if not name.startswith("head.")]

@@ -126,7 +126,7 @@ def test_inputs_are_encoded_in_bounded_slices(model, monkeypatch, make_people_fr
 def test_non_finite_network_outputs_are_an_error_not_nan_predictions(fast_params):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(100, 3))
-    model = SparseTabNetRegressor(max_epochs=2, **fast_params).fit(X, X[:, 0])
+    model = SparseTabNetRegressor(early_stopping=False, max_epochs=2, **fast_params).fit(X, X[:, 0])
     huge = X[:5].copy()
     huge[2, 1] = 1e300  # finite, but overflows float32
     assert np.isfinite(model.predict(huge)).all()  # clipped to the training range
@@ -317,3 +317,31 @@ def test_input_errors(fast_params, make_people_frame):
         SparseTabNetRegressor(max_epochs=1).fit(np.ones((5, 2)), targets)
     with pytest.raises(ValueError, match="y contains 2 missing label"):
         SparseTabNetClassifier(max_epochs=1).fit(np.ones((5, 2)), np.array(["a", None, "b", np.nan, "a"], dtype=object))
+
+
+class _ConvertsOnly:
+    """An array-like that only converts (``__array__``), like scikit-learn's _NotAnArray: no indexing."""
+
+    def __init__(self, values):
+        self._values = np.asarray(values)
+
+    def __array__(self, dtype=None, copy=None):
+        return self._values if dtype is None else self._values.astype(dtype)
+
+    def __len__(self):
+        return len(self._values)
+
+
+@pytest.mark.parametrize("early_stopping", ["auto", True])
+@pytest.mark.parametrize("estimator", [SparseTabNetClassifier, SparseTabNetRegressor])
+def test_array_likes_that_only_convert_fit_with_held_out_rows(fast_params, estimator, early_stopping):
+    # 120 rows: "auto" holds out rows to choose the epochs, True to stop early; both index y for the scorer.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(120, 3))
+    y = (X[:, 0] > 0).astype(int) if estimator is SparseTabNetClassifier else X[:, 0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sklearn.exceptions.ConvergenceWarning)
+        model = estimator(**fast_params, max_epochs=2, early_stopping=early_stopping).fit(X, _ConvertsOnly(y))
+        reference = estimator(**fast_params, max_epochs=2, early_stopping=early_stopping).fit(X, y)
+    assert model.validation_scores_ == reference.validation_scores_
+    np.testing.assert_array_equal(model.predict(X), reference.predict(X))

@@ -128,7 +128,8 @@ def test_multioutput_learns_one_softmax_per_column(fast_params):
     assert isinstance(model.classes_, list)
     assert model.classes_[0].tolist() == ["neg", "pos"]
     assert model.classes_[1].tolist() == ["low", "mid", "top"]
-    assert model.network_.head.out_features == 5  # 2 + 3 concatenated logits
+    members = getattr(model.network_, "members", [model.network_])  # the refit keeps two networks
+    assert [member.head.out_features for member in members] == [5] * len(members)  # 2 + 3 concatenated logits
     proba = model.predict_proba(X)
     assert [p.shape for p in proba] == [(400, 2), (400, 3)]
     for p in proba:

@@ -20,7 +20,11 @@ def classifier(fast_params, make_classification_frame):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         return SparseTabNetClassifier(
-            entmax_mode="adaptive", grouped_features=[["age", "income"]], max_epochs=2, **fast_params
+            entmax_mode="adaptive",
+            grouped_features=[["age", "income"]],
+            max_epochs=2,
+            early_stopping=False,
+            **fast_params,
         ).fit(X, y)
 
 

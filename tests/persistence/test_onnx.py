@@ -91,7 +91,7 @@ CASES = {
 def _fit(fast_params, mode, kind, embedding, transform, extra):
     X = _frame(120, seed=0)
     estimator = SparseTabNetRegressor if kind == "regressor" else SparseTabNetClassifier
-    params = dict(fast_params, n_bins=8, max_epochs=2, **extra)
+    params = dict(fast_params, n_bins=8, max_epochs=2, early_stopping=False, **extra)  # n_ensemble alone makes members
     model = estimator(entmax_mode=mode, numerical_embedding=embedding, numerical_transform=transform, **params)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)

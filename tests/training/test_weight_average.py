@@ -182,10 +182,12 @@ def test_auto_averages_only_where_early_stopping_keeps_the_model(value, keeps_ea
 @pytest.mark.parametrize(
     "n_rows, fit_settings, expected",
     [
-        (300, dict(), [None]),  # under 1,000 rows: every epoch, the last kept
+        (60, dict(), [None]),  # under 100 rows: every epoch, the last kept
         (300, dict(early_stopping=True), [2.0]),
-        (1200, dict(), [None, None]),  # the epoch-count refit: the held-out pass and the refit on every row
-        (300, dict(weight_averaging_epochs=0.5), [0.5]),
+        (300, dict(), [None, None]),  # the epoch-count refit: the held-out pass and the refit on every row
+        (1200, dict(), [None, None]),
+        (300, dict(early_stopping=False), [None]),
+        (300, dict(weight_averaging_epochs=0.5), [0.5, 0.5]),  # a value set is every pass's
     ],
 )
 def test_the_runs_of_a_default_fit_average_as_the_rule_says(monkeypatch, n_rows, fit_settings, expected):
