@@ -35,6 +35,7 @@ def _kept_weights(history):
 
 _REASONS = {
     "max_epochs": "max_epochs reached",
+    "chosen_epochs": "the number of epochs the held-out rows chose",
     "non_finite": "the training loss or the weights became non-finite",
     "interrupted": "interrupted by Ctrl-C",
     "callback": "a callback asked to stop",

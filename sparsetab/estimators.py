@@ -345,7 +345,8 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
         loss: 0.3410 (best), in 0.9s`` (the validation score named by ``scoring``, e.g. ``val
         roc_auc: 0.9012``; ``(best)`` marks the best monitored score so far; a ``partial_fit``
         epoch is ``[12]``), then one line saying why training stopped (no improvement for N
-        epochs, max_epochs reached, a non-finite loss, Ctrl-C, a callback) and which epoch's
+        epochs, max_epochs reached, the number of epochs the held-out rows chose for the refit of
+        ``early_stopping="auto"``, a non-finite loss, Ctrl-C, a callback) and which epoch's
         weights the model keeps. 2 adds a progress bar within each epoch, drawn by ``rich``
         (``pip install "sparsetab[progress]"``; without it a UserWarning says so and the lines
         are printed). Where scikit-learn has its callback API (``sklearn.callback``),
@@ -459,7 +460,8 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
     best_iteration_ : int or None
         Zero-based epoch (index into ``loss_curve_``) whose weights early stopping restored in
         the last ``fit``, else None. After the refit of ``early_stopping="auto"``: the first
-        pass's best epoch, so ``n_iter_ == best_iteration_ + 1``.
+        pass's best epoch, an index into ``validation_scores_`` (the first pass's), so
+        ``n_iter_ == best_iteration_ + 1`` (the refit's epochs, which ``loss_curve_`` holds).
     entmax_alphas_ : numpy.ndarray of shape (n_steps,)
         Alpha of each decision step's map after training.
     entmax_alpha_history_ : numpy.ndarray of shape (``n_iter_``, n_steps)
@@ -1128,7 +1130,8 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
         loss: 0.3410 (best), in 0.9s`` (the validation score named by ``scoring``, e.g. ``val
         roc_auc: 0.9012``; ``(best)`` marks the best monitored score so far; a ``partial_fit``
         epoch is ``[12]``), then one line saying why training stopped (no improvement for N
-        epochs, max_epochs reached, a non-finite loss, Ctrl-C, a callback) and which epoch's
+        epochs, max_epochs reached, the number of epochs the held-out rows chose for the refit of
+        ``early_stopping="auto"``, a non-finite loss, Ctrl-C, a callback) and which epoch's
         weights the model keeps. 2 adds a progress bar within each epoch, drawn by ``rich``
         (``pip install "sparsetab[progress]"``; without it a UserWarning says so and the lines
         are printed). Where scikit-learn has its callback API (``sklearn.callback``),
@@ -1240,7 +1243,8 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
     best_iteration_ : int or None
         Zero-based epoch (index into ``loss_curve_``) whose weights early stopping restored in
         the last ``fit``, else None. After the refit of ``early_stopping="auto"``: the first
-        pass's best epoch, so ``n_iter_ == best_iteration_ + 1``.
+        pass's best epoch, an index into ``validation_scores_`` (the first pass's), so
+        ``n_iter_ == best_iteration_ + 1`` (the refit's epochs, which ``loss_curve_`` holds).
     entmax_alphas_ : numpy.ndarray of shape (n_steps,)
         Alpha of each decision step's map after training.
     entmax_alpha_history_ : numpy.ndarray of shape (``n_iter_``, n_steps)

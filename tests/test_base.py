@@ -225,6 +225,11 @@ def test_auto_refit_says_so_and_does_not_advise_more_epochs(fast_params, capsys)
         "Refitting on all 1200 rows (the 120 held-out rows included) for the number of epochs they chose: "
         f"{model.n_iter_}." in output
     )
+    # The refit's closing line names its own count, not max_epochs.
+    assert output.rstrip().splitlines()[-1] == (
+        f"Stopped after epoch {model.n_iter_}: the number of epochs the held-out rows chose; kept the weights of "
+        f"the last epoch ({model.n_iter_})."
+    )
 
 
 def test_warm_start_continues_without_a_refit(fast_params):

@@ -60,19 +60,42 @@ def warn_at_max_epochs(history, config, early_stopping, patience):
     """The warning of a fit that ran all ``max_epochs`` without stopping on its own criterion.
 
     More epochs are advised (a ConvergenceWarning, as scikit-learn's MLP) only when no held-out
-    score says they would not help: the monitored score was still improving and, whenever
-    validation scores were recorded, the validation score peaked within the last ``patience``
-    epochs. When it peaked earlier (held-out error rising while the training loss still falls:
-    the model overfits its training rows), there is no advice to train longer: under early
-    stopping whose patience outlasts ``max_epochs`` the best epoch's weights were kept and nothing
-    is said; with ``early_stopping=False`` and ``X_val``, a UserWarning says the last epoch's
-    weights were kept and points to early stopping.
+    score says they would not help. Whenever validation scores were recorded, that needs the
+    validation score to have improved within the last ``n_iter_no_change`` epochs (the user's
+    patience, not the patience stretched to :data:`MIN_PATIENCE_STEPS` steps on tables of a few
+    batches, which reaches 50 epochs on 120 rows). When it peaked earlier (held-out error rising
+    while the training loss still falls: the model overfits its training rows), there is no advice
+    to train longer: under early stopping the best epoch's weights were kept and nothing is said;
+    with ``early_stopping=False`` and ``X_val``, a UserWarning says the last epoch's weights were
+    kept and points to early stopping. The advice names the monitored score's best epoch, so it
+    never calls a score "still improving" that last improved some epochs before the end.
+
+    Parameters
+    ----------
+    history : TrainingHistory
+        The call's ``loss_curve`` and ``validation_scores`` (None or empty without validation).
+    config : TrainingConfig
+        Its ``max_epochs``, ``n_iter_no_change`` and ``epoch_offset`` (the epochs of earlier calls).
+    early_stopping : bool
+        Whether the validation score was monitored and its best epoch's weights kept.
+    patience : int
+        The patience training ran with (:func:`patience_epochs`); the advice threshold is the
+        smaller of it and ``n_iter_no_change``.
+
+    Warns
+    -----
+    ConvergenceWarning
+        More epochs may help.
+    UserWarning
+        Without early stopping, the validation score peaked ``n_iter_no_change`` epochs or more
+        before the end.
     """
+    threshold = min(int(patience), int(config.n_iter_no_change))
     scores = history.validation_scores
     if scores:
         finite = [score if math.isfinite(score) else -math.inf for score in scores]
         peak = max(range(len(finite)), key=finite.__getitem__)  # the first epoch of the best score
-        if len(scores) - 1 - peak >= patience:
+        if len(scores) - 1 - peak >= threshold:
             if not early_stopping:
                 warn(
                     f"max_epochs={config.max_epochs} reached with the training loss still improving, but the "
@@ -82,11 +105,20 @@ def warn_at_max_epochs(history, config, early_stopping, patience):
                     UserWarning,
                 )
             return
-    monitored = "validation score" if early_stopping else "training loss"
-    warn(
-        f"max_epochs={config.max_epochs} reached and the {monitored} was still improving. Consider raising max_epochs.",
-        ConvergenceWarning,
-    )
+    if early_stopping and scores:
+        monitored, epochs, best = "validation score", len(scores), peak
+    else:
+        losses = [loss if math.isfinite(loss) else math.inf for loss in history.loss_curve]
+        monitored, epochs = "training loss", len(losses)
+        best = min(range(epochs), key=losses.__getitem__) if losses else None
+    if best is None or best == epochs - 1:
+        state = f"the {monitored} was still improving"
+    else:
+        state = (
+            f"the {monitored} last improved at epoch {config.epoch_offset + best + 1}, {epochs - 1 - best} epoch(s) "
+            f"before the end (training stops after {patience} epochs without improvement)"
+        )
+    warn(f"max_epochs={config.max_epochs} reached and {state}. Consider raising max_epochs.", ConvergenceWarning)
 
 
 class EarlyStopping:

@@ -263,6 +263,8 @@ class _TrainingRun:
             self.network.load_state_dict(monitor.best_state)
         if config.incremental and history.stop_reason == "max_epochs":
             history.stop_reason = "partial_fit"
+        if config.fixed_epochs and history.stop_reason == "max_epochs":
+            history.stop_reason = "chosen_epochs"  # the count held-out rows chose, not the user's max_epochs
         self.network.eval()
         if not (
             history.converged or history.diverged or history.interrupted or config.incremental or config.fixed_epochs

@@ -94,7 +94,8 @@ class TrainingHistory:
 #: Why a training call ends: patience ran out, ``max_epochs`` was reached, the loss or weights became
 #: non-finite, the user pressed Ctrl-C, an observer (a scikit-learn callback) asked to stop, or the one
 #: epoch of ``partial_fit`` is done.
-STOP_REASONS = ("no_improvement", "max_epochs", "non_finite", "interrupted", "callback", "partial_fit")
+# "chosen_epochs": a run of fixed_epochs (the refit of early_stopping="auto") that trained the count it was given.
+STOP_REASONS = ("no_improvement", "max_epochs", "chosen_epochs", "non_finite", "interrupted", "callback", "partial_fit")
 
 
 @dataclass

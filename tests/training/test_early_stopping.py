@@ -92,3 +92,32 @@ def test_max_epochs_advises_more_epochs_only_while_the_validation_score_peaks_la
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         warn_at_max_epochs(early, training_config(early_stopping=True), early_stopping=True, patience=2)
+
+
+@pytest.mark.parametrize(
+    "peak, expected",
+    [
+        (4, None),  # best at epoch 5 of 30, 25 epochs before the end: held-out error rising, nothing to advise
+        (
+            24,
+            "the validation score last improved at epoch 25, 5 epoch(s) before the end "
+            "(training stops after 50 epochs without improvement)",
+        ),
+        (29, "the validation score was still improving"),
+    ],
+)
+def test_under_early_stopping_the_advice_reads_n_iter_no_change_not_the_stretched_patience(peak, expected):
+    # 120 rows in batches of 32: 4 steps an epoch, so the patience is stretched to 50 epochs (200 steps); a
+    # fit of max_epochs=30 never runs out of it, and only n_iter_no_change (20) can say the score stopped.
+    scores = [min(epoch, peak) - 0.5 * max(epoch - peak, 0) for epoch in range(30)]
+    history = TrainingHistory(validation_scores=scores)
+    history.loss_curve.extend(1.0 / (epoch + 1) for epoch in range(30))
+    config = training_config(max_epochs=30, n_iter_no_change=20, early_stopping=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warn_at_max_epochs(history, config, early_stopping=True, patience=patience_epochs(20, 4))
+    if expected is None:
+        assert caught == []
+    else:
+        assert [item.category for item in caught] == [ConvergenceWarning]
+        assert str(caught[0].message) == f"max_epochs=30 reached and {expected}. Consider raising max_epochs."

@@ -151,17 +151,20 @@ def test_a_chosen_number_of_epochs_ends_without_a_warning(make_training_config):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         history = _train(network, X, y, make_training_config(max_epochs=2, fixed_epochs=True))
-    assert len(history.loss_curve) == 2 and history.stop_reason == "max_epochs"
+    assert len(history.loss_curve) == 2 and history.stop_reason == "chosen_epochs"
 
 
 @pytest.mark.parametrize(
     "scores, warning, message",
     [
-        # Held-out score peaked at epoch 2 and fell for 11 epochs (>= the patience of 10): overfitting, so
+        # Held-out score peaked at epoch 2 and fell for 11 epochs (>= n_iter_no_change): overfitting, so
         # no advice to train longer.
         ([0.1, 0.5, 0.3, 0.2, 0.1, 0.0, -0.1, -0.2, -0.3, -0.4, -0.5, -0.6, -0.7], UserWarning, "peaked at epoch 2"),
-        # Peaked 9 epochs before the end (< the patience): the scores may still be improving.
-        ([0.1, 0.2, 0.3, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1, 0.0], ConvergenceWarning, "Consider raising"),
+        # Peaked 9 epochs before the end: inside the patience stretched to 200 steps (10 epochs) but past the
+        # user's n_iter_no_change of 3, which is what the advice reads.
+        ([0.1, 0.2, 0.3, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1, 0.0], UserWarning, "peaked at epoch 4"),
+        # Peaked 2 epochs before the end (< n_iter_no_change): the scores may still be improving.
+        ([0.1 * epoch for epoch in range(11)] + [0.9, 0.8], ConvergenceWarning, "Consider raising"),
         # Held-out score still rising: more epochs may help.
         ([0.1 * epoch for epoch in range(13)], ConvergenceWarning, "Consider raising max_epochs"),
     ],
