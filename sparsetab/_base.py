@@ -69,6 +69,11 @@ SELECTION_ATTRIBUTES = ("validation_scores_", "best_iteration_", "best_validatio
 __all__ = ["BaseSparseTabNet"]
 
 
+def _indexable(y):
+    """``y`` itself, or its array where it only converts (``__array__`` without indexing, as check_array reads it)."""
+    return y if hasattr(y, "__getitem__") else np.asarray(y)
+
+
 def _drop_zero_weight_rows(frame, y, sample_weight):
     """Drop the rows of zero ``sample_weight`` before anything (classes, class weights) is learned from ``y``."""
     if sample_weight is None:
@@ -83,7 +88,7 @@ def _drop_zero_weight_rows(frame, y, sample_weight):
         raise ValueError("sample_weight is zero for every row; at least one positive weight is required.")
     if keep.size == weights.size:
         return frame, y, weights
-    return frame.iloc[keep], _safe_indexing(y, keep), weights[keep]
+    return frame.iloc[keep], _safe_indexing(_indexable(y), keep), weights[keep]
 
 
 @dataclasses.dataclass(eq=False)
@@ -495,12 +500,8 @@ class BaseSparseTabNet(*((CallbackSupportMixin,) if CallbackSupportMixin is not 
                 weights[val_index],
             )
             call.frame, call.targets, call.weights = frame.iloc[train_index], targets[train_index], weights[train_index]
-            # The scorer's labels are the user's own rows of y, not the encoded labels decoded back. An
-            # array-like that only converts (``__array__``, no indexing) is read as check_array read it.
-            y_given = call.given_rows[1]
-            if not hasattr(y_given, "__getitem__"):
-                y_given = np.asarray(y_given)
-            call.y_val_raw = _safe_indexing(y_given, call.rows_kept[val_index])
+            # The scorer's labels are the user's own rows of y, not the encoded labels decoded back.
+            call.y_val_raw = _safe_indexing(_indexable(call.given_rows[1]), call.rows_kept[val_index])
         elif X_val is not None:
             check_consistent_length(X_val, y_val, sample_weight_val)
             call.frame_val = X_val

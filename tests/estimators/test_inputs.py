@@ -345,3 +345,16 @@ def test_array_likes_that_only_convert_fit_with_held_out_rows(fast_params, estim
         reference = estimator(**fast_params, max_epochs=2, early_stopping=early_stopping).fit(X, y)
     assert model.validation_scores_ == reference.validation_scores_
     np.testing.assert_array_equal(model.predict(X), reference.predict(X))
+
+
+@pytest.mark.parametrize("estimator", [SparseTabNetClassifier, SparseTabNetRegressor])
+def test_array_likes_that_only_convert_fit_with_rows_of_zero_weight(fast_params, estimator):
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(60, 3))
+    y = (X[:, 0] > 0).astype(int) if estimator is SparseTabNetClassifier else X[:, 0]
+    weights = np.r_[np.zeros(10), np.ones(50)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sklearn.exceptions.ConvergenceWarning)
+        model = estimator(**fast_params, max_epochs=2).fit(X, _ConvertsOnly(y), sample_weight=weights)
+        reference = estimator(**fast_params, max_epochs=2).fit(X[10:], y[10:])
+    np.testing.assert_array_equal(model.predict(X), reference.predict(X))
