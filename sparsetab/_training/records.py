@@ -91,10 +91,10 @@ class TrainingHistory:
     (``weight_averaging_epochs``), not the trained weights of that epoch."""
 
 
-#: Why a training call ends: patience ran out, ``max_epochs`` was reached, the loss or weights became
+#: Why a training call ends: patience ran out, ``max_epochs`` was reached, a run of ``fixed_epochs``
+#: (the refit of ``early_stopping="auto"``) trained the count it was given, the loss or weights became
 #: non-finite, the user pressed Ctrl-C, an observer (a scikit-learn callback) asked to stop, or the one
 #: epoch of ``partial_fit`` is done.
-# "chosen_epochs": a run of fixed_epochs (the refit of early_stopping="auto") that trained the count it was given.
 STOP_REASONS = ("no_improvement", "max_epochs", "chosen_epochs", "non_finite", "interrupted", "callback", "partial_fit")
 
 
