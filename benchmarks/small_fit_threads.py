@@ -9,14 +9,17 @@ machine's cores), ``n_jobs=1`` and ``n_jobs=2``, each on a quiet machine and bes
 process (a Python loop spinning on one core; there without ``n_jobs=2``, whose steps are 12-20x
 slower than one thread's, see ``benchmarks/training_threads.py --busy``: the four fits took over
 ten minutes), and HistGradientBoosting's defaults in the same run.
-Wall seconds of ``fit``; the test score is printed too, as fits at different thread counts follow
-different float trajectories.
+Wall seconds of ``fit``, the median of ``--repeats`` fits (3) with their range: on a 2-core machine one
+fit of a few seconds varies by about 10% from run to run, and the thread counts take turns at going
+first (a fit that follows another one can find that one's idle OpenMP threads still spinning). The
+test score is printed too, as fits at different thread counts follow different float trajectories.
 
-    python -m benchmarks.small_fit_threads [--output benchmarks/results/small_fit_threads.md]
+    python -m benchmarks.small_fit_threads [--repeats 3] [--output benchmarks/results/small_fit_threads.md]
 """
 
 import argparse
 import multiprocessing
+import statistics
 import time
 import warnings
 
@@ -49,7 +52,12 @@ def fit_seconds(model, X, y):
     return time.perf_counter() - start
 
 
-def measure(busy):
+def measure(busy, repeats):
+    """Per table: {configuration: (median, lowest, highest fit seconds, test score, epochs)}.
+
+    The configurations are the thread counts (None is the default) and "hgb". Each repeat fits every
+    configuration once, a fresh model each time, starting one configuration later than the repeat before.
+    """
     stop = multiprocessing.Event()
     spinner = multiprocessing.Process(target=_spin, args=(stop,)) if busy else None
     if spinner is not None:
@@ -63,12 +71,24 @@ def measure(busy):
             X_train, X_test, y_train, y_test = train_test_split(X, y, test_size=0.2, random_state=0, stratify=stratify)
             estimator = SparseTabNetClassifier if task == "classification" else SparseTabNetRegressor
             booster = HistGradientBoostingClassifier if task == "classification" else HistGradientBoostingRegressor
-            cells = {}
-            for n_jobs in (None, 1) if busy else (None, 1, 2):
-                model = estimator(random_state=0, n_jobs=n_jobs)
-                cells[n_jobs] = (fit_seconds(model, X_train, y_train), model.score(X_test, y_test), model.n_iter_)
-            hgb = booster(random_state=0)
-            cells["hgb"] = (fit_seconds(hgb, X_train, y_train), hgb.score(X_test, y_test), hgb.n_iter_)
+            configurations = [None, 1] if busy else [None, 1, 2]
+            configurations.append("hgb")
+            seconds = {configuration: [] for configuration in configurations}
+            scores = {}
+            for repeat in range(repeats):
+                turn = repeat % len(configurations)
+                for configuration in configurations[turn:] + configurations[:turn]:
+                    if configuration == "hgb":
+                        model = booster(random_state=0)
+                    else:
+                        model = estimator(random_state=0, n_jobs=configuration)
+                    seconds[configuration].append(fit_seconds(model, X_train, y_train))
+                    # Every repeat of a configuration is the same fit (same seed and thread count).
+                    scores[configuration] = (model.score(X_test, y_test), model.n_iter_)
+            cells = {
+                configuration: (statistics.median(times), min(times), max(times), *scores[configuration])
+                for configuration, times in seconds.items()
+            }
             rows.append((name, len(X_train), cells))
     finally:
         if spinner is not None:
@@ -77,16 +97,25 @@ def measure(busy):
     return rows
 
 
+def _cell(cell):
+    if cell is None:
+        return "not run"
+    median, lowest, highest, score, epochs = cell
+    return f"{median:.1f} [{lowest:.1f}-{highest:.1f}] ({score:.3f}, {epochs})"
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=3, help="fits per table and configuration (median reported)")
     parser.add_argument("--output")
     args = parser.parse_args()
     lines = [
         "# Default fit time of small tables: the default threads, one and two, quiet and beside a busy process",
         "",
-        f"Command: `python -m benchmarks.small_fit_threads`. {cpu_model()}, {multiprocessing.cpu_count()} cores, "
-        f"torch's thread count {torch.get_num_threads()}; seed 0, 80/20 split; wall seconds of fit (test score: "
-        "accuracy or R^2; epochs).",
+        f"Command: `python -m benchmarks.small_fit_threads --repeats {args.repeats}`. {cpu_model()}, "
+        f"{multiprocessing.cpu_count()} cores, torch's thread count {torch.get_num_threads()}; seed 0, 80/20 split; "
+        f"wall seconds of fit, the median of {args.repeats} fits [lowest-highest] (test score: accuracy or R^2; "
+        "epochs); the ratios are of the medians.",
         "",
         "| table (training rows) | machine | default s (score, epochs) | 1 thread s (score, epochs) | "
         "2 threads s (score, epochs) | default / 1 | 2 / 1 | HistGradientBoosting s (score) |",
@@ -94,17 +123,14 @@ def main():
     ]
     # Each fit sets its own thread count (n_jobs) and restores the previous one.
     for busy in (False, True):
-        for name, n_rows, cells in measure(busy):
+        for name, n_rows, cells in measure(busy, args.repeats):
             default, one, two, hgb = cells[None], cells[1], cells.get(2), cells["hgb"]
             machine = "one core busy" if busy else "quiet"
-            fits = " | ".join(
-                "not run" if cell is None else f"{cell[0]:.1f} ({cell[1]:.3f}, {cell[2]})"
-                for cell in (default, one, two)
-            )
+            fits = " | ".join(_cell(cell) for cell in (default, one, two))
             two_over_one = "" if two is None else f"{two[0] / one[0]:.2f}"
             lines.append(
                 f"| {name} ({n_rows}) | {machine} | {fits} | {default[0] / one[0]:.2f} | {two_over_one} "
-                f"| {hgb[0]:.2f} ({hgb[1]:.3f}) |"
+                f"| {hgb[0]:.2f} ({hgb[3]:.3f}) |"
             )
             print(lines[-1], flush=True)
     publish(lines, args.output)

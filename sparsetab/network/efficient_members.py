@@ -26,7 +26,12 @@ benchmarks.compare --tables screen --protocol user``):
   signs 0.62, one member 0.85), but most of the accuracy gone: forest 0.1728 and letter 0.0266,
   against 0.1575 and 0.0233 with random signs and 0.1760 and 0.0273 with one member;
 - random signs with attention shared by the members (each step's attention features averaged
-  over the members, one mask per row): forest 0.187 on seed 0, worse than one member.
+  over the members, one mask per row): forest 0.187 on seed 0, worse than one member;
+- random signs everywhere but in the initial transformer, which reads the un-adapted input, so
+  that the first mask's attention features are the members' common ones (Syn1-Syn6, seed 0,
+  relevant share and test AUC against today's): Syn6 0.744 (0.571) but Syn1 0.459 (0.517), Syn3
+  0.892 (0.910), Syn5 0.689 (0.770, AUC 0.805 against 0.813); Syn2 0.931 (0.903) and Syn4 0.726
+  (0.720). Mixed, and not kept.
 """
 
 import math
