@@ -224,7 +224,8 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
     categorical_features : "auto", None, array-like of str, int or bool, default="auto"
         Categorical columns, embedded and attended to as one group each. ``"auto"``: DataFrame
         columns of ``category``, ``object``, string or ``bool`` dtype (an ``object`` column of
-        ``decimal.Decimal`` values is numeric). Otherwise column names,
+        ``decimal.Decimal`` values, or of floats with or without ints, is numeric; one of ints
+        alone stays categorical). Otherwise column names,
         indices or a boolean mask (needed for integer-coded categories and numpy input).
         Missing values and categories unseen at fit map to a reserved embedding row. Missing
         values (NaN) in numeric columns get a learned fill value per column and, for columns
@@ -1016,7 +1017,8 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
     categorical_features : "auto", None, array-like of str, int or bool, default="auto"
         Categorical columns, embedded and attended to as one group each. ``"auto"``: DataFrame
         columns of ``category``, ``object``, string or ``bool`` dtype (an ``object`` column of
-        ``decimal.Decimal`` values is numeric). Otherwise column names,
+        ``decimal.Decimal`` values, or of floats with or without ints, is numeric; one of ints
+        alone stays categorical). Otherwise column names,
         indices or a boolean mask (needed for integer-coded categories and numpy input).
         Missing values and categories unseen at fit map to a reserved embedding row. Missing
         values (NaN) in numeric columns get a learned fill value per column and, for columns

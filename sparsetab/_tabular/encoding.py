@@ -191,10 +191,17 @@ def _with_arrow_dictionaries_as_categories(frame):
     return frame
 
 
+# infer_dtype results (skipna=True) of an object column that is numeric under categorical_features="auto":
+# decimal.Decimal objects, what read_sql gives for NUMERIC columns, and floats (Python's or numpy's, possibly
+# beside ints), what astype(object), a concat with text columns or some database drivers give. As categories
+# they would be one per distinct value, each seen about once, and the model would learn nothing that carries
+# over to new rows. A column of ints alone stays categorical: integer codes of categories are common.
+_NUMERIC_OBJECT_VALUE_TYPES = frozenset({"decimal", "floating", "mixed-integer-float"})
+
+
 def _is_auto_categorical(series):
     dtype = series.dtype
-    if pdt.is_object_dtype(dtype) and pdt.infer_dtype(series, skipna=True) == "decimal":
-        # decimal.Decimal objects, what read_sql gives for NUMERIC columns: numbers, not one category per price.
+    if pdt.is_object_dtype(dtype) and pdt.infer_dtype(series, skipna=True) in _NUMERIC_OBJECT_VALUE_TYPES:
         return False
     return (
         isinstance(dtype, pd.CategoricalDtype)

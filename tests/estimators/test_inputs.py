@@ -242,6 +242,49 @@ def test_decimal_columns_are_numbers(fast_params, decimal_kind):
     np.testing.assert_array_equal(reference.predict(decimals), reference.predict(floats))
 
 
+@pytest.mark.parametrize("kind", ["python floats", "numpy floats", "floats and ints"])
+def test_object_columns_of_floats_are_numbers(fast_params, kind):
+    # An object column of floats (astype(object), a concat with text columns, some database drivers) was one
+    # category per distinct value, about one per row: test R^2 near 0 where the float column gave 0.999.
+    rng = np.random.default_rng(0)
+    floats = pd.DataFrame({"dose": np.round(rng.normal(size=150), 3), "weight": rng.normal(size=150)})
+    floats.loc[[3, 40], "dose"] = np.nan
+    y = np.nan_to_num(floats["dose"].to_numpy()) - floats["weight"].to_numpy()
+    values = {
+        "python floats": [None if np.isnan(value) else float(value) for value in floats["dose"]],
+        "numpy floats": [np.nan if np.isnan(value) else np.float64(value) for value in floats["dose"]],
+        # A whole number held as an int beside floats, as a JSON reader gives 2 for 2.0.
+        "floats and ints": [
+            None if np.isnan(value) else int(value) if value == 1.0 else float(value)
+            for value in floats["dose"].where(floats.index % 5 != 0, 1.0)
+        ],
+    }[kind]
+    objects = floats.assign(dose=pd.Series(values, dtype=object))
+    reference_frame = floats.assign(dose=pd.to_numeric(objects["dose"]))
+    untouched = objects.copy()
+    params = dict(fast_params, max_epochs=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        warnings.simplefilter("ignore", sklearn.exceptions.ConvergenceWarning)
+        model = SparseTabNetRegressor(**params).fit(objects, y)
+        reference = SparseTabNetRegressor(**params).fit(reference_frame, y)
+    assert model._tabular_encoding.is_categorical_.tolist() == [False, False]
+    np.testing.assert_array_equal(model.predict(objects), reference.predict(reference_frame))
+    pd.testing.assert_frame_equal(objects, untouched)  # the user's frame keeps its object column
+
+
+def test_object_columns_of_ints_stay_categorical(fast_params):
+    # Integer codes of categories (a store number, a ZIP code read as int) are common: only floats turn numeric.
+    codes = pd.Series([101, 205, None, 101, 307] * 20, dtype=object)
+    X = pd.DataFrame({"store": codes, "x": np.arange(100.0)})
+    model = SparseTabNetRegressor(**dict(fast_params, max_epochs=1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sklearn.exceptions.ConvergenceWarning)
+        model.fit(X, np.arange(100.0))
+    assert model._tabular_encoding.is_categorical_.tolist() == [True, False]
+    assert sorted(model.categories_["store"]) == [101, 205, 307]
+
+
 @pytest.mark.parametrize("with_nulls", [False, True])
 def test_arrow_backed_columns_behave_like_their_pandas_counterparts(fast_params, with_nulls):
     # Issue 33: with dtype_backend="pyarrow" a dictionary (categorical) column was refused as numeric, and an
