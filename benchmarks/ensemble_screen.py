@@ -15,12 +15,6 @@ the fit and predict seconds. The variants, each against ``defaults`` in the same
   Holzmueller et al., NeurIPS 2024), patched into the classifier's loss for the cell (validation loss too).
 - ``cat_emb_dim_4``: every categorical column embedded in 4 dimensions instead of 1 (tables with categorical
   columns only).
-- ``first_member_masks``: the efficient members attend with the first member's masks. The first member's
-  adapter starts at 1 (no sign flips); the attentive transformers read only its rows, and every member
-  masks its own adapted features with the first member's mask of the row (one mask per row; the other
-  members' step outputs feed only their decisions). Patched into the network for the cell (the library has no
-  such option): the random-sign adapters show the shared attentive transformers a switch feature with
-  either sign, which blurs the masks on Syn6 (docs/benchmarks/feature_selection.md).
 
 Results are appended as JSON lines to ``--output``, and ``--summary`` prints the screen table (mean and range
 over seeds per table and variant, the ratio to ``defaults``, and the geometric mean of the ratios). Run from the
@@ -59,15 +53,7 @@ TABLES = (
     "credit_default_8000",
     "higgs_sample",
 )
-VARIANTS = (
-    "defaults",
-    "members_2",
-    "members_4",
-    "snapshots",
-    "label_smoothing",
-    "cat_emb_dim_4",
-    "first_member_masks",
-)
+VARIANTS = ("defaults", "members_2", "members_4", "snapshots", "label_smoothing", "cat_emb_dim_4")
 PARAMETERS = {"members_2": {"n_efficient_members": 2}, "members_4": {"n_efficient_members": 4}}
 REGRESSION_TABLES = ("linear_2000", "california_3000", "diamonds_5000")
 WITH_CATEGORIES = ("adult_2700", "diamonds_5000", "credit_default_8000")
@@ -143,64 +129,6 @@ def snapshots_of_the_last_training(states):
         base.train_network = original
 
 
-@contextlib.contextmanager
-def first_member_masks():
-    """Efficient members that attend with the first member's masks, for the duration of the block.
-
-    The first member's adapter starts at 1 and its rows alone feed the attentive transformers; each step's
-    mask (one per row) masks every member's adapted features; the step outputs of all members feed their
-    decisions, the first member's attention features the next step. Networks built inside the block have it.
-    """
-    import torch
-
-    from sparsetab.network import tabnet
-
-    original_adapters, original_steps = tabnet.member_sign_adapters, tabnet.TabNet._run_steps
-
-    def first_without_flips(n_members, group_matrix, *, generator=None):
-        adapters = original_adapters(n_members, group_matrix, generator=generator)
-        adapters[0] = 1.0
-        return adapters
-
-    def run_steps(self, x, obfuscation):
-        if self.member_adapters is None:
-            return original_steps(self, x, obfuscation)
-        n_members = self.n_efficient_members
-        embedded = self.embedding(x)
-        if self.constant_columns is not None:
-            embedded = embedded.masked_fill(self.constant_columns, 0.0)
-        prior = None
-        if obfuscation is not None:
-            prior = 1.0 - obfuscation
-            embedded = embedded * self._spread_over_columns(prior)
-        normalised = self.input_bn(embedded)
-        rows = normalised.shape[0]
-        features = (normalised.unsqueeze(0) * self.member_adapters.unsqueeze(1)).flatten(0, 1)
-        attention = self.initial_transformer(features[:rows])[:, self.n_d :]
-        gates = None if self.gates is None else []
-        masks, step_decisions = [], []
-        for step in range(self.n_steps):
-            mask = self.attentive_transformers[step](attention, prior)
-            if step + 1 < self.n_steps:
-                prior = self.gamma - mask if prior is None else (self.gamma - mask) * prior
-            every_member = mask.repeat(n_members, 1)
-            out = self.step_transformers[step](features * self._spread_over_columns(every_member))
-            step_decisions.append(torch.relu(out[:, : self.n_d]))
-            previous_attention, attention = attention, out[:rows, self.n_d :]
-            if gates is not None:
-                gates.append(self.gates(step, previous_attention).repeat(n_members, 1))
-            masks.append(every_member)
-        masks = torch.stack(masks)
-        entropy = (masks * torch.log(masks + self.epsilon)).sum() / -(masks.shape[0] * masks.shape[1])
-        return step_decisions, masks, gates, entropy
-
-    tabnet.member_sign_adapters, tabnet.TabNet._run_steps = first_without_flips, run_steps
-    try:
-        yield
-    finally:
-        tabnet.member_sign_adapters, tabnet.TabNet._run_steps = original_adapters, original_steps
-
-
 def _predict(model, X, classification):
     return model.predict_proba(X) if classification else model.predict(X)
 
@@ -246,26 +174,19 @@ def run_cell(table, variant, seed):
         context = label_smoothing(0.1)
     elif variant == "snapshots":
         context = snapshots_of_the_last_training(states)
-    elif variant == "first_member_masks":
-        context = first_member_masks()
-    # A patched network (first_member_masks) must also predict patched: its block holds the predictions too.
-    network_context, fit_context = contextlib.nullcontext(), context
-    if variant == "first_member_masks":
-        network_context, fit_context = context, contextlib.nullcontext()
-    with network_context:
-        with warnings.catch_warnings(), fit_context:
-            warnings.simplefilter("ignore")
-            started = time.perf_counter()
-            model.fit(X, y)
-            fit_seconds = time.perf_counter() - started
+    with warnings.catch_warnings(), context:
+        warnings.simplefilter("ignore")
         started = time.perf_counter()
-        if variant == "snapshots":
-            test_output = _snapshot_prediction(model, states, X_test, classification)
-            train_output = _snapshot_prediction(model, states, X, classification)
-        else:
-            test_output = _predict(model, X_test, classification)
-            train_output = _predict(model, X, classification)
-        predict_seconds = time.perf_counter() - started
+        model.fit(X, y)
+        fit_seconds = time.perf_counter() - started
+    started = time.perf_counter()
+    if variant == "snapshots":
+        test_output = _snapshot_prediction(model, states, X_test, classification)
+        train_output = _snapshot_prediction(model, states, X, classification)
+    else:
+        test_output = _predict(model, X_test, classification)
+        train_output = _predict(model, X, classification)
+    predict_seconds = time.perf_counter() - started
     if classification:
         test_output = model.classes_[np.asarray(test_output).argmax(axis=1)]
         train_output = model.classes_[np.asarray(train_output).argmax(axis=1)]

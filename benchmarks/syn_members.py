@@ -2,17 +2,30 @@
 
 On 10,000 training rows ``fit(X, y)`` runs the epoch-count refit (a first pass on 90% of the rows,
 stopped early, and a refit on all of them, both kept) and each of the two networks has two efficient
-members, so ``explain(X, per_member=True)`` returns four members: the first pass's two, then the
-refit's two. For each data set and seed this prints, as a JSON line, the test AUC and the relevant share
+members, so ``explain(X, per_member=True)`` returns four members: the refit's two, then the first
+pass's two (the order of ``ensemble_n_iter_``). For each data set and seed this prints, as a JSON line, the test AUC and the relevant share
 and FDR of the averaged importances (as ``benchmarks/syn.py`` scores them, means over its 5 test sets)
 and the relevant share of each member's own importances. It answers whether the members' mean is
 diffuse because the members disagree (each sharp, on different features) or because each member reads
-noise. Not part of the test suite; about 2 minutes a fit on one core. Run::
+noise. Not part of the test suite; about 2 minutes a fit on one core.
+
+``--variant`` patches another design of the members into the network for the fit and the scoring (the
+library has no such option; ``sparsetab.network.efficient_members`` lists the designs and what they gave):
+
+- ``initial_without_adapters``: the initial transformer reads the input without the members' adapters, so
+  the first mask's attention features are the members' common ones; later steps as today.
+- ``first_member_masks``: the first member's adapter starts at 1 (no sign flips) and its rows alone feed
+  the attentive transformers; every member masks its own adapted features with the first member's mask of
+  the row (one mask per row), and the other members' step outputs feed only their decisions.
+
+Run::
 
     python -m benchmarks.syn_members [--datasets 1 2 3 4 5 6] [--seeds 0] [--n-jobs 2]
+                                     [--variant defaults|initial_without_adapters|first_member_masks]
 """
 
 import argparse
+import contextlib
 import json
 
 import numpy as np
@@ -23,10 +36,115 @@ from sklearn.metrics import roc_auc_score
 from benchmarks._mask_scores import relevant_share, selection_rates
 from benchmarks.syn import draw, fit_sparsetab
 
+VARIANTS = ("defaults", "initial_without_adapters", "first_member_masks")
 
-def measure(k, seed):
+
+def _members_and_prior(network, x, obfuscation):
+    """The start of ``TabNet._run_steps``: the batch-normalised embedded rows and the prior (None: all ones)."""
+    embedded = network.embedding(x)
+    if network.constant_columns is not None:
+        embedded = embedded.masked_fill(network.constant_columns, 0.0)
+    prior = None
+    if obfuscation is not None:
+        prior = 1.0 - obfuscation
+        embedded = embedded * network._spread_over_columns(prior)
+    return network.input_bn(embedded), prior
+
+
+@contextlib.contextmanager
+def initial_without_adapters():
+    """Efficient members whose initial transformer reads the input without their adapters, for the block.
+
+    Networks without members, or with step gates (not screened), run as they are.
+    """
+    from sparsetab.network import tabnet
+
+    original_steps = tabnet.TabNet._run_steps
+
+    def run_steps(self, x, obfuscation):
+        if self.member_adapters is None or self.gates is not None:
+            return original_steps(self, x, obfuscation)
+        normalised, prior = _members_and_prior(self, x, obfuscation)
+        n_members = self.n_efficient_members
+        features = (normalised.unsqueeze(0) * self.member_adapters.unsqueeze(1)).flatten(0, 1)
+        if prior is not None:
+            prior = prior.repeat(n_members, 1)
+        attention = self.initial_transformer(normalised)[:, self.n_d :].repeat(n_members, 1)
+        masks, step_decisions = [], []
+        for step in range(self.n_steps):
+            mask = self.attentive_transformers[step](attention, prior)
+            if step + 1 < self.n_steps:
+                prior = self.gamma - mask if prior is None else (self.gamma - mask) * prior
+            out = self.step_transformers[step](features * self._spread_over_columns(mask))
+            step_decisions.append(torch.relu(out[:, : self.n_d]))
+            attention = out[:, self.n_d :]
+            masks.append(mask)
+        masks = torch.stack(masks)
+        entropy = (masks * torch.log(masks + self.epsilon)).sum() / -(masks.shape[0] * masks.shape[1])
+        return step_decisions, masks, None, entropy
+
+    tabnet.TabNet._run_steps = run_steps
+    try:
+        yield
+    finally:
+        tabnet.TabNet._run_steps = original_steps
+
+
+@contextlib.contextmanager
+def first_member_masks():
+    """Efficient members that attend with the first member's masks, for the duration of the block.
+
+    The first member's adapter starts at 1 and its rows alone feed the attentive transformers; each step's
+    mask (one per row) masks every member's adapted features; the step outputs of all members feed their
+    decisions, the first member's attention features the next step. Networks built inside the block have it;
+    networks without members, or with step gates (not screened), run as they are.
+    """
+    from sparsetab.network import tabnet
+
+    original_adapters, original_steps = tabnet.member_sign_adapters, tabnet.TabNet._run_steps
+
+    def first_without_flips(n_members, group_matrix, *, generator=None):
+        adapters = original_adapters(n_members, group_matrix, generator=generator)
+        adapters[0] = 1.0
+        return adapters
+
+    def run_steps(self, x, obfuscation):
+        if self.member_adapters is None or self.gates is not None:
+            return original_steps(self, x, obfuscation)
+        normalised, prior = _members_and_prior(self, x, obfuscation)
+        n_members, rows = self.n_efficient_members, normalised.shape[0]
+        features = (normalised.unsqueeze(0) * self.member_adapters.unsqueeze(1)).flatten(0, 1)
+        attention = self.initial_transformer(features[:rows])[:, self.n_d :]
+        masks, step_decisions = [], []
+        for step in range(self.n_steps):
+            mask = self.attentive_transformers[step](attention, prior)
+            if step + 1 < self.n_steps:
+                prior = self.gamma - mask if prior is None else (self.gamma - mask) * prior
+            every_member = mask.repeat(n_members, 1)
+            out = self.step_transformers[step](features * self._spread_over_columns(every_member))
+            step_decisions.append(torch.relu(out[:, : self.n_d]))
+            attention = out[:rows, self.n_d :]
+            masks.append(every_member)
+        masks = torch.stack(masks)
+        entropy = (masks * torch.log(masks + self.epsilon)).sum() / -(masks.shape[0] * masks.shape[1])
+        return step_decisions, masks, None, entropy
+
+    tabnet.member_sign_adapters, tabnet.TabNet._run_steps = first_without_flips, run_steps
+    try:
+        yield
+    finally:
+        tabnet.member_sign_adapters, tabnet.TabNet._run_steps = original_adapters, original_steps
+
+
+def measure(k, seed, variant="defaults"):
     """Fit the user-protocol default on Syn``k`` with the training seed ``seed``; return its scores (a dict)."""
     torch.set_num_threads(1)
+    patched = {"initial_without_adapters": initial_without_adapters, "first_member_masks": first_member_masks}
+    with patched.get(variant, contextlib.nullcontext)():
+        return _fit_and_score(k, seed, variant)
+
+
+def _fit_and_score(k, seed, variant):
     model = fit_sparsetab(k, "entmax15", "none", seed, "defaults", None, 1.5, {}, protocol="user")
     _, _, tests = draw(k)
     auc, share, fdr, member_shares = [], [], [], []
@@ -42,6 +160,7 @@ def measure(k, seed):
     return {
         "dataset": f"syn{k}",
         "seed": seed,
+        "variant": variant,
         "auc": round(float(np.mean(auc)), 4),
         "share": round(float(np.mean(share)), 3),
         "fdr": round(float(np.mean(fdr)), 3),
@@ -54,9 +173,12 @@ def main():
     parser.add_argument("--datasets", type=int, nargs="+", default=[1, 2, 3, 4, 5, 6], choices=range(1, 7))
     parser.add_argument("--seeds", type=int, nargs="+", default=[0])
     parser.add_argument("--n-jobs", type=int, default=2)
+    parser.add_argument("--variant", choices=VARIANTS, default="defaults")
     args = parser.parse_args()
     cells = [(k, seed) for k in args.datasets for seed in args.seeds]
-    for result in Parallel(n_jobs=args.n_jobs, return_as="generator")(delayed(measure)(*cell) for cell in cells):
+    for result in Parallel(n_jobs=args.n_jobs, return_as="generator")(
+        delayed(measure)(*cell, args.variant) for cell in cells
+    ):
         print(json.dumps(result), flush=True)
 
 

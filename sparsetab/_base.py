@@ -795,8 +795,9 @@ class BaseSparseTabNet(*((CallbackSupportMixin,) if CallbackSupportMixin is not 
     def explain(self, X, *, per_member=False, groups=None):
         """Per-row feature masks and importances.
 
-        For an ensemble (``n_ensemble > 1``, or ``n_efficient_members > 1``: every efficient
-        member of every network is a member here) each array is the mean of its members' (for
+        For an ensemble (``n_ensemble > 1``, ``n_efficient_members > 1``, or the two networks
+        of the epoch-count refit: every efficient member of every network is a member here)
+        each array is the mean of its members' (for
         ``importances``, over the members whose row is not all zero), so its rows still sum to
         1; ``per_member=True`` adds each member's own arrays.
 
@@ -814,9 +815,13 @@ class BaseSparseTabNet(*((CallbackSupportMixin,) if CallbackSupportMixin is not 
         X : pandas.DataFrame or array-like of shape (n_samples, n_features)
             Rows to explain, with the columns seen at fit.
         per_member : bool, default=False
-            Also return the arrays of each member of the ensemble: ``n_ensemble *
-            n_efficient_members`` members, network by network and within a network its
-            efficient members in order (one member when both are 1).
+            Also return the arrays of each member of the ensemble, network by network in the
+            order of ``ensemble_n_iter_`` and within a network its ``n_efficient_members_``
+            efficient members in order: ``len(ensemble_n_iter_) * n_efficient_members_``
+            members. That is ``n_ensemble * n_efficient_members_``, twice as many where
+            ``early_stopping="auto"`` ran the epoch-count refit (100 to 10,000 rows without
+            ``X_val``), which keeps the first pass's networks after the refit's; one member when
+            there is one network with one member.
         groups : dict of str to list of (str or int), default=None
             ``{group name: member columns}``: each group becomes one column of the answer whose
             value is the sum of its members' values, so rows still sum to 1. A member is a name

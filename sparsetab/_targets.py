@@ -27,6 +27,8 @@ members' probabilities (soft voting, as ``VotingClassifier(voting="soft")``), an
 those of the highest mean probability.
 """
 
+import numbers
+
 import numpy as np
 import pandas as pd
 import torch
@@ -456,8 +458,20 @@ def check_class_weight(class_weight, n_columns, target_type):
     Raises
     ------
     ValueError
-        For a list with 1-D ``y``, a dict with 2-D ``y``, or a list of the wrong length.
+        For a list with 1-D ``y``, a dict with 2-D ``y``, a list of the wrong length, or a weight that
+        is not a finite number >= 0 (a negative weight would turn the loss of its class's rows into a
+        gain, as a negative ``sample_weight``, which scikit-learn refuses).
     """
+    dicts = [class_weight] if isinstance(class_weight, dict) else class_weight if isinstance(class_weight, list) else []
+    for column, weights in enumerate(dicts):
+        for label, weight in weights.items() if isinstance(weights, dict) else ():
+            valid = isinstance(weight, numbers.Real) and not isinstance(weight, bool) and np.isfinite(weight)
+            if not (valid and weight >= 0):
+                where = f"class {label!r}" if isinstance(class_weight, dict) else f"class {label!r} of column {column}"
+                raise ValueError(
+                    f"class_weight gives {where} the weight {weight!r}; a class weight must be a finite number "
+                    ">= 0 (0 leaves the class's rows out, as sample_weight 0 does)."
+                )
     if n_columns is None and isinstance(class_weight, list):
         raise ValueError(
             f"class_weight is a list of {len(class_weight)} dict(s), which is for 2-D y (one dict per output "
@@ -651,8 +665,9 @@ class ContinuousTargets:
             if fit and (sums <= 0).any():
                 where = "" if y.ndim == 1 else f" in column(s) {np.flatnonzero(sums <= 0).tolist()}"
                 raise ValueError(
-                    f"loss='poisson' needs {name} >= 0 with sum({name}) > 0, but {name} is 0 on every row{where}: "
-                    "the log of a zero mean does not exist. Give rows with positive targets."
+                    f"loss='poisson' needs {name} >= 0 with sum({name}) > 0 over the rows of positive sample_weight, "
+                    f"but {name} is 0 on every such row{where}: the log of a zero mean does not exist. Give rows "
+                    "with positive targets (and a positive sample_weight: rows of weight 0 are left out)."
                 )
         elif loss == "gamma":
             not_positive = y <= 0

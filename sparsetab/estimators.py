@@ -335,7 +335,8 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
         ``{label: weight}`` or ``"balanced"``, which uses ``n_samples / (n_classes *
         bincount(y))``. For a 2-D ``y``: a list of one dict per column (for a label indicator
         matrix, each mapping 0 and 1 to weights) or ``"balanced"``; the weights of a row's
-        columns are multiplied.
+        columns are multiplied. Every weight is a finite number >= 0 (0 leaves the class's rows
+        out, as ``sample_weight`` 0 does); another value is a ValueError at fit naming the class.
     random_state : int, RandomState instance or None, default=None
         Seeds the weights, the shuffling and the validation split. Every draw of a fit comes
         from generators the fit owns (the initial weights included), so the global RNGs of

@@ -207,6 +207,17 @@ def test_auto_refit_gives_each_member_its_own_count(fast_params):
     assert model.ensemble_n_iter_[:2] == [count + 1 for count in best[:2]]
     assert model.ensemble_n_iter_[2:] == [len(scores) for scores in model.ensemble_validation_scores_[2:]]
     assert model.ensemble_validation_scores_[:2] == model.ensemble_validation_scores_[2:]
+    # explain's members: network by network in the order of ensemble_n_iter_, each network's efficient members
+    # in order (explain's docstring); the networks' own masks, one network at a time, are the reference.
+    explanation = model.explain(X[:5], per_member=True)
+    assert model.n_efficient_members_ == 2 and explanation.member_step_masks.shape == (8, 5, model.n_steps, X.shape[1])
+    for index, network in enumerate(model.network_.members):
+        single = copy.copy(model)
+        single.network_ = network
+        np.testing.assert_array_equal(
+            explanation.member_step_masks[2 * index : 2 * index + 2],
+            single.explain(X[:5], per_member=True).member_step_masks,
+        )
 
 
 def test_auto_refit_says_so_and_does_not_advise_more_epochs(fast_params, capsys):

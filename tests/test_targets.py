@@ -109,6 +109,10 @@ def test_class_weights_multiply_with_the_rows():
         check_class_weight({0: 1}, 2, "multilabel-indicator")
     with pytest.raises(ValueError, match="a list of 1 dict.*y has 2 output"):
         check_class_weight([{0: 1}], 2, "multilabel-indicator")
+    check_class_weight({0: 0, 1: np.float32(2.5)}, None, "binary")  # 0 and numpy numbers are weights
+    for weight in (-1, -0.0001, np.inf, True, None):
+        with pytest.raises(ValueError, match=f"class_weight gives class 1 the weight {weight!r}"):
+            check_class_weight({0: 1, 1: weight}, None, "binary")
 
 
 def test_continuous_targets_standardise_and_map_back():

@@ -189,6 +189,15 @@ def test_multioutput_class_weight(fast_params):
         ({0: 1.0, 1: 2.0}, "multilabel", "class_weight is a dict but y has 3 output columns"),
         ([{0: 1.0, 1: 2.0}], "multilabel", "class_weight is a list of 1 dict\\(s\\) but y has 3 output columns"),
         ([{0: 1.0, 1: 2.0}], "binary", "for a 1-D y give a dict"),
+        # A negative weight turned its rows' loss into a gain: every row was predicted as the other class.
+        ({0: -1, 1: 1}, "binary", "class_weight gives class 0 the weight -1; a class weight must be a finite number"),
+        ({0: 1.0, 1: float("nan")}, "binary", "class_weight gives class 1 the weight nan"),
+        ({0: "2", 1: 1.0}, "binary", "class_weight gives class 0 the weight '2'"),
+        (
+            [{0: 1.0, 1: 1.0}, {0: 1.0, 1: -0.5}, {0: 1.0, 1: 1.0}],
+            "multilabel",
+            "class_weight gives class 1 of column 1 the weight -0.5",
+        ),
     ],
 )
 def test_class_weight_errors_name_the_accepted_forms(class_weight, y_kind, message, fast_params):

@@ -191,8 +191,12 @@ def test_poisson_and_gamma_refuse_targets_outside_their_domain_at_fit():
     negative[[3, 8]] = [-1.0, -2.5]
     with pytest.raises(ValueError, match=r"loss='poisson' needs y >= 0 .* 2 negative value\(s\), the smallest -2\.5"):
         SparseTabNetRegressor(loss="poisson", max_epochs=1).fit(X, negative)
-    with pytest.raises(ValueError, match=r"loss='poisson' needs y >= 0 with sum\(y\) > 0, but y is 0 on every row"):
+    all_zero = r"loss='poisson' needs y >= 0 with sum\(y\) > 0 over the rows of positive sample_weight, but y is 0 on"
+    with pytest.raises(ValueError, match=all_zero):
         SparseTabNetRegressor(loss="poisson", max_epochs=1).fit(X, np.zeros(len(X)))
+    # Positive counts only on rows of weight 0 (which are left out): the message names sample_weight.
+    with pytest.raises(ValueError, match=all_zero + r" every such row.*rows of weight 0 are left out"):
+        SparseTabNetRegressor(loss="poisson", max_epochs=1).fit(X, y, sample_weight=(y == 0).astype(float))
     two_columns = np.column_stack([y, np.zeros(len(y))])
     with pytest.raises(ValueError, match=r"sum\(y\) > 0.* in column\(s\) \[1\]"):
         SparseTabNetRegressor(loss="poisson", max_epochs=1).fit(X, two_columns)
