@@ -3,11 +3,11 @@
 On 10,000 training rows ``fit(X, y)`` runs the epoch-count refit (a first pass on 90% of the rows,
 stopped early, and a refit on all of them, both kept) and each of the two networks has two efficient
 members, so ``explain(X, per_member=True)`` returns four members: the refit's two, then the first
-pass's two (the order of ``ensemble_n_iter_``). For each data set and seed this prints, as a JSON line, the test AUC and the relevant share
-and FDR of the averaged importances (as ``benchmarks/syn.py`` scores them, means over its 5 test sets)
-and the relevant share of each member's own importances. It answers whether the members' mean is
-diffuse because the members disagree (each sharp, on different features) or because each member reads
-noise. Not part of the test suite; about 2 minutes a fit on one core.
+pass's two (the order of ``ensemble_n_iter_``). For each data set and seed this prints, as a JSON
+line, the test AUC and the relevant share and FDR of the averaged importances (as ``benchmarks/syn.py``
+scores them, means over its 5 test sets) and the relevant share of each member's own importances. It
+answers whether the members' mean is diffuse because the members disagree (each sharp, on different
+features) or because each member reads noise. Not part of the test suite; about 2 minutes a fit on one core.
 
 ``--variant`` patches another design of the members into the network for the fit and the scoring (the
 library has no such option; ``sparsetab.network.efficient_members`` lists the designs and what they gave):
@@ -120,11 +120,10 @@ def first_member_masks():
             mask = self.attentive_transformers[step](attention, prior)
             if step + 1 < self.n_steps:
                 prior = self.gamma - mask if prior is None else (self.gamma - mask) * prior
-            every_member = mask.repeat(n_members, 1)
-            out = self.step_transformers[step](features * self._spread_over_columns(every_member))
+            out = self.step_transformers[step](features * self._spread_over_columns(mask).repeat(n_members, 1))
             step_decisions.append(torch.relu(out[:, : self.n_d]))
             attention = out[:rows, self.n_d :]
-            masks.append(every_member)
+            masks.append(mask.repeat(n_members, 1))
         masks = torch.stack(masks)
         entropy = (masks * torch.log(masks + self.epsilon)).sum() / -(masks.shape[0] * masks.shape[1])
         return step_decisions, masks, None, entropy

@@ -28,10 +28,15 @@ benchmarks.compare --tables screen --protocol user``):
 - random signs with attention shared by the members (each step's attention features averaged
   over the members, one mask per row): forest 0.187 on seed 0, worse than one member;
 - random signs everywhere but in the initial transformer, which reads the un-adapted input, so
-  that the first mask's attention features are the members' common ones (Syn1-Syn6, seed 0,
-  relevant share and test AUC against today's): Syn6 0.744 (0.571) but Syn1 0.459 (0.517), Syn3
-  0.892 (0.910), Syn5 0.689 (0.770, AUC 0.805 against 0.813); Syn2 0.931 (0.903) and Syn4 0.726
-  (0.720). Mixed, and not kept.
+  that the first mask's attention features are the members' common ones (``python -m
+  benchmarks.syn_members --variant initial_without_adapters``; Syn1-Syn6, seed 0, relevant share
+  against today's): Syn6 0.744 (0.571) but Syn1 0.459 (0.517), Syn3 0.892 (0.910), Syn5 0.689
+  (0.770, test AUC 0.805 against 0.813); Syn2 0.931 (0.903) and Syn4 0.726 (0.720). Not kept;
+- the members attend with the first member's masks, the first member's adapter starting at 1
+  (``--variant first_member_masks``: its rows alone feed the attentive transformers, one mask per
+  row): Syn6 0.901 (0.571, FDR 0.071 against 0.425), Syn1 0.542 (0.517), Syn2 0.907 (0.903), but
+  Syn3 0.832 (0.910), Syn4 0.669 (0.720) and Syn5 0.733 (0.770), with test AUCs 0.001-0.009 lower
+  on five sets: about one member's masks and less than two members' accuracy. Not kept.
 """
 
 import math
