@@ -23,6 +23,9 @@ from sklearn.metrics import (
     balanced_accuracy_score,
     log_loss,
     mean_absolute_error,
+    mean_gamma_deviance,
+    mean_pinball_loss,
+    mean_poisson_deviance,
     r2_score,
     roc_auc_score,
     root_mean_squared_error,
@@ -42,7 +45,8 @@ _EXAMPLES = {
     "fit": """examples:
   sparsetab fit adult_train.csv --target income --output income.sparsetab
   sparsetab fit train.parquet --target price --task regression --set max_epochs=50 --set n_d=16
-  sparsetab fit train.csv.gz --target y --validation valid.csv.gz --set 'cat_emb_dim={"city": 3}'""",
+  sparsetab fit train.csv.gz --target y --validation valid.csv.gz --set 'cat_emb_dim={"city": 3}'
+  sparsetab fit customers.csv --target churned --drop customer_id signup_date""",
     "predict": """examples:
   sparsetab predict income.sparsetab adult_test.csv --output predictions.csv
   sparsetab predict income.sparsetab new_rows.parquet --proba --id customer_id --output scores.parquet""",
@@ -260,8 +264,21 @@ def _load(path):
     return load_model(path)
 
 
+def _drop_columns(frame, columns, target, path):
+    """``frame`` without ``--drop``'s columns (an ID, a leak), each checked to be a column and not the target."""
+    if not columns:
+        return frame
+    if target in columns:
+        raise UserError(f"--drop {target!r} is the --target column; it is never an input.")
+    unknown = [column for column in columns if column not in frame.columns]
+    if unknown:
+        raise UserError(f"--drop {unknown} are not columns of {str(path)!r}; its columns: {list(frame.columns)}.")
+    return frame.drop(columns=list(dict.fromkeys(columns)))
+
+
 def _command_fit(arguments):
     frame = read_table(arguments.data)
+    frame = _drop_columns(frame, arguments.drop, arguments.target, arguments.data)
     X, y = _split_target(frame, arguments.target, arguments.data)
     task = _task_of(y, arguments.task, arguments.target)
     estimator = _estimator(task, [parse_assignment(text) for text in arguments.set or []])
@@ -356,25 +373,28 @@ def _command_explain(arguments):
     else:
         result = pd.DataFrame(explanation.importances, columns=names)
         result.insert(0, "row", np.arange(len(frame)))
-    _write_table(result, arguments.output)
     if arguments.plot is not None:
+        # Drawn before the table is written: a reader that closes the pipe early (`| head`) ends the process
+        # there, and the figure asked for would silently be missing.
         import matplotlib.pyplot as plt  # no window opens: the figure is only saved (headless: Agg by default)
 
         display = FeatureMaskDisplay.from_estimator(model, X, max_samples=min(len(X), 50))
         display.figure_.savefig(arguments.plot, dpi=120, bbox_inches="tight")
         plt.close(display.figure_)
         print(f"mask figure   {arguments.plot}", file=sys.stderr)
+    _write_table(result, arguments.output)
 
 
 def _metrics(model, X, y):
     """The metrics of a classifier (accuracy, balanced accuracy, ROC AUC, log loss) or a regressor."""
     if isinstance(model, SparseTabNetRegressor):
         prediction = model.predict(X)
-        return {
+        metrics = {
             "rmse": float(root_mean_squared_error(y, prediction)),
             "mae": float(mean_absolute_error(y, prediction)),
             "r2": float(r2_score(y, prediction)),
         }
+        return {**metrics, **_loss_metrics(model, np.asarray(y, dtype=np.float64), prediction)}
     prediction, probabilities = model.predict(X), model.predict_proba(X)
     labels = list(model.classes_)
     unknown = sorted(set(pd.unique(y).tolist()) - set(labels), key=str)
@@ -390,6 +410,26 @@ def _metrics(model, X, y):
         "roc_auc": float(auc),
         "log_loss": float(log_loss(y, probabilities, labels=labels)),
     }
+
+
+def _loss_metrics(model, y, prediction):
+    """What a model of another loss than the squared error predicts, scored as that loss scores it.
+
+    quantile: the mean pinball loss at ``quantile`` and the share of rows whose target is at or below the
+    prediction (about ``quantile`` for a calibrated model); poisson and gamma: the mean deviance (None where
+    a target is outside the loss's domain: y < 0 for poisson, y <= 0 for gamma).
+    """
+    loss = getattr(model, "loss", "squared_error")
+    if loss == "quantile":
+        return {
+            "pinball_loss": float(mean_pinball_loss(y, prediction, alpha=model.quantile)),
+            "share_at_or_below": float(np.mean(y <= prediction)),
+        }
+    if loss in ("poisson", "gamma"):
+        in_domain = (y >= 0).all() if loss == "poisson" else (y > 0).all()
+        deviance = mean_poisson_deviance if loss == "poisson" else mean_gamma_deviance
+        return {f"mean_{loss}_deviance": float(deviance(y, prediction)) if in_domain else float("nan")}
+    return {}
 
 
 def _command_evaluate(arguments):
@@ -472,6 +512,13 @@ def _parser():
         action="append",
         metavar="PARAM=VALUE",
         help="an estimator parameter; VALUE is read as JSON when it parses (512, true, null, {...}), else as a string",
+    )
+    fit.add_argument(
+        "--drop",
+        action="extend",
+        nargs="+",
+        metavar="COLUMN",
+        help="columns that are not inputs (an ID, a leak); predict, explain and evaluate then ignore them too",
     )
     fit.add_argument("--validation", metavar="DATA", help="validation table with the same columns (early stopping)")
     fit.add_argument("--output", metavar="MODEL", help="model file to write (default: DATA's name + .sparsetab)")

@@ -198,6 +198,11 @@ def test_regression_from_type_of_target_and_a_validation_file(tmp_path):
         ),
         (["fit", "train.csv.gz", "--target", "income", "--output", "no/m.sparsetab"], "the folder 'no' does not exist"),
         (["fit", "train.csv.gz", "--target", "income", "--output", "m.parquet"], "is a model file, not a table"),
+        (["fit", "train.csv.gz", "--target", "income", "--drop", "income"], "--drop 'income' is the --target column"),
+        (
+            ["fit", "train.csv.gz", "--target", "income", "--drop", "age", "id", "row"],
+            "--drop ['id', 'row'] are not columns of 'train.csv.gz'",
+        ),
     ],
 )
 def test_user_errors_are_one_line_with_exit_code_1(fitted, arguments, message, capsys, monkeypatch):
@@ -353,3 +358,90 @@ def test_a_closed_pipe_ends_quietly_with_the_sigpipe_status(fitted):
     err = process.stderr.read().decode()
     assert process.wait(timeout=300) == 128 + signal.SIGPIPE
     assert "Traceback" not in err and "Broken pipe" not in err and "error" not in err, err
+
+
+def test_fit_drop_leaves_an_id_column_out_and_predict_copies_it(fitted):
+    # Without --drop an ID column was an input (with importance 0.1 on a helper's table); predict's --id then
+    # had nothing to copy from a model that needed it as an input.
+    folder, _, _ = fitted
+    code, out, err = _call(
+        "fit", "test.csv", "--target", "income", "--drop", "person", "fnlwgt", *SMALL, *ONE_PASS,
+        "--output", "dropped.sparsetab", cwd=folder,
+    )  # fmt: skip
+    assert code == 0, err
+    assert "rows          150 training, 13 columns" in out
+    from sparsetab import load_model
+
+    model = load_model(folder / "dropped.sparsetab")
+    assert "person" not in model.feature_names_in_ and "fnlwgt" not in model.feature_names_in_
+    code, out, err = _call("predict", "dropped.sparsetab", "test.csv", "--id", "person", cwd=folder)
+    assert code == 0, err
+    table = pd.read_csv(io.StringIO(out))
+    assert list(table.columns) == ["person", "prediction"] and table["person"].tolist()[:2] == ["p0", "p1"]
+    code, out, err = _call("evaluate", "dropped.sparsetab", "test.csv", "--target", "income", "--json", cwd=folder)
+    assert code == 0 and json.loads(out)["rows"] == 150, err
+
+
+def test_explain_writes_the_figure_even_when_the_reader_closes_the_pipe(fitted):
+    # The figure was drawn after the table: `| head` ended the process before the figure was written.
+    if not hasattr(signal, "SIGPIPE"):
+        pytest.skip("no SIGPIPE on this platform")
+    folder, _, _ = fitted
+    figure = folder / "piped.png"
+    big = pd.concat([pd.read_csv(folder / "test.csv")] * 40, ignore_index=True)  # more than a pipe buffer of output
+    big.to_csv(folder / "explain_big.csv", index=False)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "sparsetab", "explain", "income.sparsetab", "explain_big.csv", "--plot", figure.name],
+        cwd=folder,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    process.stdout.readline()
+    process.stdout.close()
+    process.stderr.read()
+    assert process.wait(timeout=300) in (0, 128 + signal.SIGPIPE)
+    assert figure.stat().st_size > 5000
+
+
+@pytest.mark.parametrize(
+    "loss, extra, names",
+    [
+        ("quantile", ["--set", "quantile=0.9"], ["pinball_loss", "share_at_or_below"]),
+        ("poisson", [], ["mean_poisson_deviance"]),
+        ("gamma", [], ["mean_gamma_deviance"]),
+        ("absolute_error", [], []),
+    ],
+)
+def test_evaluate_scores_a_regressor_by_its_loss(tmp_path, loss, extra, names):
+    # rmse and r2 say little of a 0.9-quantile model: evaluate adds what its loss scores.
+    from sklearn.metrics import mean_gamma_deviance, mean_pinball_loss, mean_poisson_deviance
+
+    from sparsetab import load_model
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"a": rng.normal(size=300), "b": rng.normal(size=300)})
+    frame["y"] = rng.poisson(np.exp(1 + 0.5 * frame["a"])) + 0.5  # positive: in every loss's domain
+    frame.to_csv(tmp_path / "train.csv", index=False)
+    code, _, err = _call(
+        "fit", "train.csv", "--target", "y", "--task", "regression", "--set", f"loss={loss}", *extra, *SMALL,
+        *ONE_PASS, cwd=tmp_path,
+    )  # fmt: skip
+    assert code == 0, err
+    code, out, err = _call("evaluate", "train.sparsetab", "train.csv", "--target", "y", "--json", cwd=tmp_path)
+    assert code == 0, err
+    metrics = json.loads(out)
+    assert sorted(metrics) == sorted(["mae", "r2", "rmse", "rows", *names])
+    model = load_model(tmp_path / "train.sparsetab")
+    y, prediction = frame["y"].to_numpy(), model.predict(frame[["a", "b"]])
+    expected = {
+        "pinball_loss": lambda: mean_pinball_loss(y, prediction, alpha=0.9),
+        "share_at_or_below": lambda: np.mean(y <= prediction),
+        "mean_poisson_deviance": lambda: mean_poisson_deviance(y, prediction),
+        "mean_gamma_deviance": lambda: mean_gamma_deviance(y, prediction),
+    }
+    for name in names:
+        assert metrics[name] == pytest.approx(expected[name]())
+    if loss == "gamma":  # a target outside the loss's domain: the deviance is undefined (null), not an error
+        frame.assign(y=frame["y"] - 0.5).to_csv(tmp_path / "zeros.csv", index=False)
+        code, out, err = _call("evaluate", "train.sparsetab", "zeros.csv", "--target", "y", "--json", cwd=tmp_path)
+        assert code == 0 and json.loads(out)["mean_gamma_deviance"] is None, err
