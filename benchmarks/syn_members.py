@@ -39,18 +39,6 @@ from benchmarks.syn import draw, fit_sparsetab
 VARIANTS = ("defaults", "initial_without_adapters", "first_member_masks")
 
 
-def _members_and_prior(network, x, obfuscation):
-    """The start of ``TabNet._run_steps``: the batch-normalised embedded rows and the prior (None: all ones)."""
-    embedded = network.embedding(x)
-    if network.constant_columns is not None:
-        embedded = embedded.masked_fill(network.constant_columns, 0.0)
-    prior = None
-    if obfuscation is not None:
-        prior = 1.0 - obfuscation
-        embedded = embedded * network._spread_over_columns(prior)
-    return network.input_bn(embedded), prior
-
-
 @contextlib.contextmanager
 def initial_without_adapters():
     """Efficient members whose initial transformer reads the input without their adapters, for the block.
@@ -64,7 +52,7 @@ def initial_without_adapters():
     def run_steps(self, x, obfuscation):
         if self.member_adapters is None or self.gates is not None:
             return original_steps(self, x, obfuscation)
-        normalised, prior = _members_and_prior(self, x, obfuscation)
+        normalised, prior = self._normalised_input(x, obfuscation)
         n_members = self.n_efficient_members
         features = (normalised.unsqueeze(0) * self.member_adapters.unsqueeze(1)).flatten(0, 1)
         if prior is not None:
@@ -111,7 +99,7 @@ def first_member_masks():
     def run_steps(self, x, obfuscation):
         if self.member_adapters is None or self.gates is not None:
             return original_steps(self, x, obfuscation)
-        normalised, prior = _members_and_prior(self, x, obfuscation)
+        normalised, prior = self._normalised_input(x, obfuscation)
         n_members, rows = self.n_efficient_members, normalised.shape[0]
         features = (normalised.unsqueeze(0) * self.member_adapters.unsqueeze(1)).flatten(0, 1)
         attention = self.initial_transformer(features[:rows])[:, self.n_d :]

@@ -408,18 +408,22 @@ class TabNet(nn.Module):
             step_decisions = self._gate(step_decisions, gates)
         return step_decisions, masks, sparsity_loss
 
-    def _run_steps(self, x, obfuscation):
-        # The ungated step outputs ReLU(d_i), the masks, each step's gate of shape (batch, 1) (None for a step
-        # without one; the whole list None without step gates) and the sparsity loss.
+    def _normalised_input(self, x, obfuscation):
+        # The embedded, obfuscated and batch-normalised rows (before the members' adapters) and the prior scale
+        # P[0]: None stands for P[0] = 1 (no obfuscation), sparing two multiplications by ones.
         embedded = self.embedding(x)
         if self.constant_columns is not None:
             embedded = embedded.masked_fill(self.constant_columns, 0.0)
-        # prior None stands for P[0] = 1 (no obfuscation), sparing two multiplications by ones.
         prior = None
         if obfuscation is not None:
             prior = 1.0 - obfuscation
             embedded = embedded * self._spread_over_columns(prior)
-        features = self.input_bn(embedded)
+        return self.input_bn(embedded), prior
+
+    def _run_steps(self, x, obfuscation):
+        # The ungated step outputs ReLU(d_i), the masks, each step's gate of shape (batch, 1) (None for a step
+        # without one; the whole list None without step gates) and the sparsity loss.
+        features, prior = self._normalised_input(x, obfuscation)
         if self.member_adapters is not None:
             # Every row once per member, member-major, each member's copy scaled by its adapter.
             features = (features.unsqueeze(0) * self.member_adapters.unsqueeze(1)).flatten(0, 1)
