@@ -77,8 +77,10 @@ def test_missing_values_of_every_kind_are_accepted(fast_params):
     y = [0, 1, 0, 1, 0, 1, 0, 1]
     model = SparseTabNetClassifier(max_epochs=2, **fast_params).fit(X, y)
     assert model.n_features_in_ == 4
-    # an object column is categorical under categorical_features="auto", numbers or not: no indicator
-    assert model.network_.embedding.indicator_index.tolist() == [0, 1]
+    # an object column of floats is numeric under categorical_features="auto" (as a float column): it gets a
+    # missing indicator as the other two numeric columns with missing values; the text column is categorical
+    assert model._tabular_encoding.is_categorical_.tolist() == [False, False, False, True]
+    assert model.network_.embedding.indicator_index.tolist() == [0, 1, 2]
     assert np.isfinite(model.predict_proba(X)).all()
 
 
