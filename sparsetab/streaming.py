@@ -30,6 +30,7 @@ file of many row groups, or raise ``shuffle_rows``.
 
 import collections
 import math
+import numbers
 
 import numpy as np
 import pandas as pd
@@ -57,9 +58,17 @@ def _columns(frame, target, sample_weight):
     wanted = list(target) + ([] if sample_weight is None else [sample_weight])
     missing = [name for name in wanted if name not in frame.columns]
     if missing:
+        headerless = ""
+        if isinstance(missing[0], numbers.Integral) and all(isinstance(name, str) for name in frame.columns):
+            # A path's CSV is read with its first line as the header: the columns of a file without one are its
+            # first row's values, and no integer names them.
+            headerless = (
+                " A CSV file without a header line needs a callable that reads it with header=None, e.g. "
+                "lambda: pandas.read_csv(path, header=None, chunksize=100_000): its columns are then 0, 1, ..."
+            )
         raise ValueError(
             f"The source has no column {missing[0]!r} (named by target or sample_weight); its columns are "
-            f"{list(frame.columns)!r}."
+            f"{list(frame.columns)!r}.{headerless}"
         )
     features = frame.drop(columns=wanted)
     y = frame[target[0]] if len(target) == 1 else frame[list(target)]
@@ -146,7 +155,7 @@ def _scan(source, estimator, *, target, sample_weight, chunk_rows, sample_rows, 
     classifier = is_classifier(estimator)
     class_weight = getattr(estimator, "class_weight", None)
     reservoir = _Reservoir(sample_rows, seed)
-    summary, feature_columns, label_counts, n_read = None, None, {}, 0
+    summary, feature_columns, label_counts, n_read, n_missing_labels = None, None, {}, 0, 0
     _check_early_stopping(estimator, 0, X_val)
     for chunk_number, chunk in enumerate(source.chunks(chunk_rows), start=1):
         n_read += chunk.shape[0]
@@ -164,7 +173,10 @@ def _scan(source, estimator, *, target, sample_weight, chunk_rows, sample_rows, 
             kept = np.flatnonzero(weights > 0)
             chunk, features, y = chunk.iloc[kept], features.iloc[kept], y.iloc[kept]
         if classifier:  # the labels of every row of positive weight, as fit learns them before class weights
-            for label, count in y.value_counts(dropna=False).items():
+            # Missing labels are counted apart: value_counts would fold every NaN into one key, which then fails
+            # to sort beside text labels, and fit refuses them with their count (raised after the scan).
+            n_missing_labels += int(np.asarray(y.isna()).sum())
+            for label, count in y.value_counts(dropna=True).items():
                 label_counts[label] = label_counts.get(label, 0) + int(count)
         if classifier and isinstance(class_weight, dict):  # a class weight of 0 drops rows too
             kept = np.flatnonzero(_class_weight_of(y, class_weight) > 0)
@@ -179,6 +191,12 @@ def _scan(source, estimator, *, target, sample_weight, chunk_rows, sample_rows, 
     if summary is None:
         raise ValueError(
             f"The {source.description} holds no row{' of positive weight' if n_read else ''}; a fit needs at least 2."
+        )
+    if n_missing_labels:
+        raise ValueError(
+            f"The target {'column' if len(target) == 1 else 'columns'} {', '.join(map(repr, target))} of the "
+            f"{source.description} {'holds' if len(target) == 1 else 'hold'} {n_missing_labels} missing label(s) "
+            "(NaN or None) over all its chunks; remove or label those rows."
         )
     sample = reservoir.rows()
     encoding.fit_summary(summary, sample[feature_columns])

@@ -413,6 +413,33 @@ def test_a_table_without_a_header_names_its_target_by_position(fast_params):
     assert model.n_features_in_ == 2
 
 
+@pytest.mark.parametrize("labels", ["text", "numbers"])
+def test_missing_labels_are_counted_over_every_chunk(fast_params, labels):
+    # Missing labels beside text failed to sort ("labels of several types"), with advice that did not help;
+    # beside numbers every NaN folded into one label: "1 missing label(s)" for 120.
+    frame = _table(400)
+    if labels == "numbers":
+        frame["label"] = (frame["label"] == frame["label"].iloc[0]).astype(float)
+    frame["label"] = frame["label"].astype(object)
+    frame.loc[frame.index[200::5], "label"] = None if labels == "text" else np.nan
+    estimator = SparseTabNetClassifier(**fast_params, max_epochs=1, early_stopping=False)
+    message = r"The target column 'label' of the .* holds 40 missing label\(s\) \(NaN or None\) over all its chunks"
+    with pytest.raises(ValueError, match=message):
+        fit(estimator, _chunks(frame, 4), target="label")
+    with pytest.raises(ValueError, match=r"y contains 40 missing label\(s\)"):  # what the in-memory fit says
+        estimator.fit(frame.drop(columns="label"), frame["label"])
+
+
+def test_an_integer_target_of_a_csv_with_a_header_line_suggests_header_none(fast_params, tmp_path):
+    frame = _table(100).drop(columns=["value", "city", "plan"])
+    frame.to_csv(tmp_path / "rows.csv", index=False, header=False)
+    estimator = SparseTabNetClassifier(**fast_params, max_epochs=1, early_stopping=False)
+    with pytest.raises(ValueError, match=r"no column 2 .* without a header line needs a callable .*header=None"):
+        fit(estimator, tmp_path / "rows.csv", target=2)
+    with pytest.raises(ValueError, match=r"no column 'nope' .*'value'\]\.$"):  # a named column: no such advice
+        fit(estimator, [_table(100)], target="nope")
+
+
 def test_one_chunk_with_step_gates_equals_the_in_memory_fit(fast_params):
     frame = _table(plan_categories=("basic", "gold")).drop(columns="value")
     params = dict(fast_params, max_epochs=2, early_stopping=False, step_gates="sigmoid")
