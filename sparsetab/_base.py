@@ -74,6 +74,42 @@ def _indexable(y):
     return y if hasattr(y, "__getitem__") else np.asarray(y)
 
 
+def _shown(names, limit=10):
+    # A list of column names for a message, cut after ``limit`` (a table may have hundreds).
+    names = [str(name) for name in names]
+    return repr(names) if len(names) <= limit else f"{names[:limit]!r} and {len(names) - limit} more"
+
+
+def _column_difference(ours, theirs, estimator, pretrainer):
+    """What differs between X's columns (``ours``) and the pretrainer's (``theirs``), names or None, in words."""
+    if ours is None and theirs is None:
+        return (
+            f"X has {estimator.n_features_in_} unnamed columns, the pretrainer was fitted on "
+            f"{pretrainer.n_features_in_}"
+        )
+    if ours is None or theirs is None:
+        named, unnamed = ("X", "the pretrainer") if theirs is None else ("the pretrainer", "X")
+        count = pretrainer.n_features_in_ if theirs is None else estimator.n_features_in_
+        return (
+            f"{named} has named columns and {unnamed} {count} unnamed ones (a numpy array), whose order cannot be "
+            "checked: use a DataFrame for both, or an array for both"
+        )
+    missing = [name for name in theirs if name not in set(ours)]
+    extra = [name for name in ours if name not in set(theirs)]
+    parts = []
+    if missing:
+        parts.append(f"X lacks {_shown(missing)}")
+    if extra:
+        parts.append(f"X has {_shown(extra)}, which the pretrainer never saw")
+    if not parts:
+        position = next(j for j, (mine, its) in enumerate(zip(ours, theirs)) if mine != its)
+        parts.append(
+            f"the order differs from position {position} on: X has {ours[position]!r} where the pretrainer had "
+            f"{theirs[position]!r}"
+        )
+    return "; ".join(parts)
+
+
 def _drop_zero_weight_rows(frame, y, sample_weight):
     """Drop the rows of zero ``sample_weight`` before anything (classes, class weights) is learned from ``y``."""
     if sample_weight is None:
@@ -1229,10 +1265,10 @@ class BaseSparseTabNet(*((CallbackSupportMixin,) if CallbackSupportMixin is not 
         if self.n_features_in_ != pretrainer.n_features_in_ or (
             (ours is None) != (theirs is None) or (ours is not None and list(ours) != list(theirs))
         ):
+            difference = _column_difference(ours, theirs, self, pretrainer)
             raise ValueError(
-                f"X's columns differ from the pretrained encoder's: X has "
-                f"{list(ours) if ours is not None else self.n_features_in_} and the pretrainer was fitted on "
-                f"{list(theirs) if theirs is not None else pretrainer.n_features_in_} (names and order must match)."
+                f"X's columns differ from the pretrained encoder's: {difference}. The encoder reads the columns "
+                "it was pretrained on, by position: give X the same columns, named alike, in the same order."
             )
         return pretrainer
 
