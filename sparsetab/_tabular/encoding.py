@@ -944,9 +944,18 @@ class TabularEncoding:
             if pdt.is_object_dtype(column.dtype) or pdt.is_string_dtype(column.dtype):
                 strings = column[column.map(lambda value: isinstance(value, (str, bytes)))]
                 if len(strings):
+                    words = strings[_not_numbers(strings)]
+                    if len(words) == column.notna().sum():
+                        # Text alone, no number: a categorical column left out of a categorical_features list.
+                        raise ValueError(
+                            f"Column {names[j]!r} (dtype {column.dtype}) is read as numeric (numeric at fit, or not "
+                            f"in categorical_features={self.categorical_features!r}) but holds text only (e.g. "
+                            f"{words.iloc[0]!r}). At fit, a categorical column must be in categorical_features (a "
+                            "list replaces the automatic detection; 'auto' finds text columns itself); a column "
+                            "numeric at fit needs numbers at predict."
+                        )
                     # A file's missing-value marker ("?", "NA ", "-") turns a whole numeric column into text:
                     # name the values that are not numbers, which the user must map to missing.
-                    words = strings[_not_numbers(strings)]
                     detail = (
                         f", {len(words)} of them not numbers (e.g. {words.iloc[0]!r}; if that marks a missing value, "
                         f"read the file with pandas.read_csv(..., na_values=[{words.iloc[0]!r}]))"
