@@ -149,7 +149,10 @@ def trains_whatever_the_autograd_mode(method):
     otherwise fail deep in its first training step (torch's "does not require grad"), and
     under inference mode its network and tensors would be inference tensors that autograd
     refuses. The method runs with ``torch.inference_mode(False)`` and ``torch.enable_grad()``;
-    both restore the caller's modes when it returns or raises.
+    both restore the caller's modes when it returns or raises. It also runs with torch's default
+    dtype float32 (restored the same way): the networks are float32 models, and under a default of
+    float64, set by another library of the process say, their weights were built in float64 and
+    the same ``random_state`` gave another model.
 
     Parameters
     ----------
@@ -164,10 +167,24 @@ def trains_whatever_the_autograd_mode(method):
 
     @functools.wraps(method)
     def training(*args, **kwargs):
-        with torch.inference_mode(False), torch.enable_grad():
+        with torch.inference_mode(False), torch.enable_grad(), _default_dtype(torch.float32):
             return method(*args, **kwargs)
 
     return training
+
+
+@contextlib.contextmanager
+def _default_dtype(dtype):
+    # torch.set_default_dtype for the block, then the caller's again (set only when it differs).
+    previous = torch.get_default_dtype()
+    if previous == dtype:
+        yield
+        return
+    torch.set_default_dtype(dtype)
+    try:
+        yield
+    finally:
+        torch.set_default_dtype(previous)
 
 
 @contextlib.contextmanager

@@ -301,6 +301,32 @@ def test_fit_trains_whatever_the_callers_autograd_mode(mode, fast_params):
     assert pretrainer.loss_curve_ == pretrained.loss_curve_
 
 
+def test_fit_trains_in_float32_whatever_torchs_default_dtype(fast_params):
+    # A default dtype of float64 (set by another library of the process) built the weights in float64: the same
+    # random_state gave another model (a helper's test predictions differed by up to 0.58). The fit builds and
+    # trains its float32 networks whatever the default, leaves the default as it was, and predicts the same.
+    from sparsetab import SparseTabNetClassifier, SparseTabNetPretrainer
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(120, 3))
+    y = np.where(X[:, 0] > 0, "yes", "no")
+    params = dict(fast_params, max_epochs=2, early_stopping=False)
+    reference = SparseTabNetClassifier(**params).fit(X, y)
+    pretrained = SparseTabNetPretrainer(**params).fit(X)
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        model = SparseTabNetClassifier(**params).fit(X, y)
+        pretrainer = SparseTabNetPretrainer(**params).fit(X)
+        assert torch.get_default_dtype() == torch.float64
+        probabilities = model.predict_proba(X)
+    finally:
+        torch.set_default_dtype(previous)
+    assert {parameter.dtype for parameter in model.network_.parameters()} == {torch.float32}
+    np.testing.assert_array_equal(probabilities, reference.predict_proba(X))
+    assert model.loss_curve_ == reference.loss_curve_ and pretrainer.loss_curve_ == pretrained.loss_curve_
+
+
 def test_the_autograd_modes_are_restored_when_the_fit_raises():
     @trains_whatever_the_autograd_mode
     def failing():
