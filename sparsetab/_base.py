@@ -10,7 +10,7 @@ import numbers
 
 import numpy as np
 import torch
-from sklearn.base import BaseEstimator, _fit_context
+from sklearn.base import BaseEstimator, _fit_context, is_classifier
 from sklearn.frozen import FrozenEstimator
 from sklearn.metrics import check_scoring
 from sklearn.utils import _safe_indexing
@@ -58,6 +58,7 @@ from ._recipe import (
 )
 from ._runtime import resolve_device, torch_threads, training_threads, trains_whatever_the_autograd_mode
 from ._tabular.encoding import TabularEncoding, feature_names, validate_frame
+from ._targets import ravel_label_column
 from ._training.loop import member_mean_loss, train_network
 from ._warnings import warn
 from .network import ensemble_members
@@ -390,6 +391,9 @@ class BaseSparseTabNet(*((CallbackSupportMixin,) if CallbackSupportMixin is not 
             if first_pass:
                 self._fitted = False  # a fit that fails half-way leaves the estimator unfitted, not mixed
             frame = self._validate_X(X, reset=first_pass)
+            if is_classifier(self):  # one DataConversionWarning for a column-vector y, not one per check
+                y = ravel_label_column(y)
+                y_val = None if y_val is None else ravel_label_column(y_val, "y_val")
             frame, y, sample_weight = _drop_zero_weight_rows(frame, y, sample_weight)
             if not first_pass:
                 kind = self._target_kind()

@@ -32,12 +32,14 @@ import numbers
 import numpy as np
 import pandas as pd
 import torch
+from sklearn.exceptions import DataConversionWarning
 from sklearn.metrics import accuracy_score
 from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets, type_of_target, unique_labels
 from sklearn.utils.validation import _check_sample_weight, check_array, check_consistent_length, column_or_1d
 
 from ._training.regression_losses import RegressionLoss
+from ._warnings import warn
 
 __all__ = [
     "ClassLabels",
@@ -50,6 +52,7 @@ __all__ = [
     "count_by_column",
     "fit_classification_kind",
     "fit_continuous_kind",
+    "ravel_label_column",
 ]
 
 
@@ -126,6 +129,43 @@ def _plain_labels(y):
             array[:, k] = column
         return array
     return y
+
+
+def ravel_label_column(y, name="y"):
+    """A one-column 2-D ``y`` of labels as 1-D, with scikit-learn's ``DataConversionWarning`` once.
+
+    Called once per argument at the start of a classifier's fit, so that the several later
+    checks of the same rows (the target kind, the training and the held-out rows) see 1-D
+    labels and do not warn again.
+
+    Parameters
+    ----------
+    y : array-like
+        The labels as given: a list, an array, a Series or a DataFrame.
+    name : str, default="y"
+        The argument's name in the warning.
+
+    Returns
+    -------
+    object
+        ``y`` itself unless it has two dimensions and one column; then its column (a Series
+        for a DataFrame, a 1-D array otherwise).
+    """
+    if isinstance(y, pd.DataFrame):
+        if y.shape[1] != 1:
+            return y
+        raveled = y.iloc[:, 0]
+    else:
+        array = np.asarray(y) if not hasattr(y, "shape") else y
+        if np.ndim(array) != 2 or np.shape(array)[1] != 1:
+            return y
+        raveled = np.asarray(array)[:, 0]
+    warn(
+        f"A column-vector {name} was passed when a 1d array was expected. Please change the shape of {name} to "
+        "(n_samples,), for example using ravel().",
+        DataConversionWarning,
+    )
+    return raveled
 
 
 def _check_labels(y, name):

@@ -1,5 +1,7 @@
 """Targets of the estimators: multilabel indicator matrices and multiclass-multioutput for the classifier."""
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -245,6 +247,27 @@ def test_single_column_2d_y_is_a_1d_target_with_a_warning(fast_params):
     np.testing.assert_array_equal(model.classes_, [0, 1])
     assert model.n_outputs_ == 1
     assert model.predict(X).shape == (60,)
+
+
+@pytest.mark.parametrize("as_frame", [False, True])
+def test_a_column_vector_y_warns_once_at_the_users_line(fast_params, as_frame):
+    # Each check of the rows warned again (3 times with a held-out first pass), naming a line of sparsetab.
+    X = _features(200)
+    y = _multilabel(X)[:, :1]
+    y_val = y[:40]
+    if as_frame:
+        y, y_val = pd.DataFrame(y, columns=["t"]), pd.DataFrame(y_val, columns=["t"])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        SparseTabNetClassifier(max_epochs=2, **fast_params).fit(X, y)  # the refit: a held-out first pass
+        SparseTabNetClassifier(max_epochs=2, **fast_params).fit(X, y, X_val=X[:40], y_val=y_val)
+    conversions = [warning for warning in caught if issubclass(warning.category, DataConversionWarning)]
+    assert [str(warning.message).split(" was passed")[0] for warning in conversions] == [
+        "A column-vector y",
+        "A column-vector y",
+        "A column-vector y_val",
+    ]
+    assert {warning.filename for warning in conversions} == {__file__}
 
 
 def _nullable_target_data(n_rows=160):
