@@ -277,18 +277,24 @@ def test_predicting_in_a_forked_worker_returns(n_jobs):
     assert "forked child returned" in result.stdout
 
 
-@pytest.mark.parametrize("mode", [torch.no_grad, torch.inference_mode])
-def test_fit_trains_whatever_the_callers_autograd_mode(mode, fast_params):
-    # Issue 33: a fit in a no_grad or inference_mode block (a notebook cell, a serving handler) failed in its first
-    # step. It trains as outside one, bit for bit, and leaves the caller's mode as it was.
+def _reference_fits(fast_params):
+    """A small table, the fit parameters, and a classifier and a pretrainer fitted on it in the usual modes."""
     from sparsetab import SparseTabNetClassifier, SparseTabNetPretrainer
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(120, 3))
     y = np.where(X[:, 0] > 0, "yes", "no")
     params = dict(fast_params, max_epochs=2, early_stopping=False)
-    reference = SparseTabNetClassifier(**params).fit(X, y)
-    pretrained = SparseTabNetPretrainer(**params).fit(X)
+    return X, y, params, SparseTabNetClassifier(**params).fit(X, y), SparseTabNetPretrainer(**params).fit(X)
+
+
+@pytest.mark.parametrize("mode", [torch.no_grad, torch.inference_mode])
+def test_fit_trains_whatever_the_callers_autograd_mode(mode, fast_params):
+    # Issue 33: a fit in a no_grad or inference_mode block (a notebook cell, a serving handler) failed in its first
+    # step. It trains as outside one, bit for bit, and leaves the caller's mode as it was.
+    from sparsetab import SparseTabNetClassifier, SparseTabNetPretrainer
+
+    X, y, params, reference, pretrained = _reference_fits(fast_params)
     with mode():
         model = SparseTabNetClassifier(**params).fit(X, y)
         assert not torch.is_grad_enabled()
@@ -307,12 +313,7 @@ def test_fit_trains_in_float32_whatever_torchs_default_dtype(fast_params):
     # trains its float32 networks whatever the default, leaves the default as it was, and predicts the same.
     from sparsetab import SparseTabNetClassifier, SparseTabNetPretrainer
 
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(120, 3))
-    y = np.where(X[:, 0] > 0, "yes", "no")
-    params = dict(fast_params, max_epochs=2, early_stopping=False)
-    reference = SparseTabNetClassifier(**params).fit(X, y)
-    pretrained = SparseTabNetPretrainer(**params).fit(X)
+    X, y, params, reference, pretrained = _reference_fits(fast_params)
     previous = torch.get_default_dtype()
     torch.set_default_dtype(torch.float64)
     try:
