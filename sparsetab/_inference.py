@@ -107,7 +107,11 @@ def far_outside_clause(n_outside, frame, outside_columns, range_of):
         ``"<n> of <rows> rows have values far outside the range <range_of> (beyond [min - range,
         max + range]) in column(s) <names>"``.
     """
-    names = ", ".join(repr(str(name)) for name in frame.columns[outside_columns])
+    # Named as explain() and feature_names_in_ name them: a frame without string column names (numpy input, a
+    # ColumnTransformer's array) has the positional names x0, x1, ...
+    named = all(isinstance(name, str) for name in frame.columns)
+    labels = frame.columns if named else [f"x{j}" for j in range(frame.shape[1])]
+    names = ", ".join(repr(str(labels[j])) for j in np.flatnonzero(outside_columns))
     return (
         f"{n_outside} of {frame.shape[0]} rows have values far outside the range {range_of} (beyond [min - "
         f"range, max + range]) in column(s) {names}"

@@ -125,6 +125,16 @@ def test_rows_far_outside_the_training_range_warn_once_per_call_with_their_count
         getattr(model, method)(far.drop(index=far.index[[3, 30]]))
 
 
+def test_columns_far_outside_are_named_as_explain_names_them(fast_params):
+    # Numpy input (or a ColumnTransformer's array): the warning said '2' where explain() says 'x2'.
+    X, y = _regression_data()
+    model = SparseTabNetRegressor(max_epochs=1, **fast_params).fit(X, y)
+    far = X[:4].copy()
+    far[0, 2] = 1e6
+    assert "in column(s) 'x2'." in _one_warning(lambda: model.predict(far))
+    assert model.explain(far).feature_names[2] == "x2"
+
+
 def test_models_saved_before_clipping_do_not_warn(fast_params):
     X, y = _regression_data()
     model = SparseTabNetRegressor(max_epochs=1, **fast_params).fit(X, y)
