@@ -571,7 +571,10 @@ class BaseSparseTabNet(*((CallbackSupportMixin,) if CallbackSupportMixin is not 
             pretrainer = self._fitted_pretrainer()
             # A pretrainer pickled before fit ids existed has none: "" still tells it from no pretrainer.
             self._pretrained_fit = None if pretrainer is None else getattr(pretrainer, "fit_id_", "")
-            call.X_train = self._fit_tabular_encoding(frame, pretrainer, call.seed, encoding)
+            # The refit's pass (refit_epochs given) reads the rows the first pass warned about already.
+            call.X_train = self._fit_tabular_encoding(
+                frame, pretrainer, call.seed, encoding, warn_unseen=call.refit_epochs is None
+            )
             kind.fit_scale(call.targets)
             for name, value in kind.attributes().items():
                 setattr(self, name, value)
@@ -709,7 +712,7 @@ class BaseSparseTabNet(*((CallbackSupportMixin,) if CallbackSupportMixin is not 
         for state, record in zip(refit_states, first_states):
             state.update({name: record[name] for name in SELECTION_ATTRIBUTES})
 
-    def _fit_tabular_encoding(self, frame, pretrainer, seed, encoding=None):
+    def _fit_tabular_encoding(self, frame, pretrainer, seed, encoding=None, warn_unseen=True):
         """Learn (or take from the pretrainer or ``encoding``) the tabular encoding and ``categories_``; encode it."""
         if pretrainer is None and encoding is not None:  # fitted on every row of a stream (sparsetab.streaming)
             self._tabular_encoding = copy.deepcopy(encoding)
@@ -720,7 +723,7 @@ class BaseSparseTabNet(*((CallbackSupportMixin,) if CallbackSupportMixin is not 
             self._tabular_encoding = copy.deepcopy(pretrainer._tabular_encoding)
             X_train = self._encode_frame(frame)
             unseen = {frame.columns[j]: share for j, share in self._tabular_encoding.unseen_share(frame).items()}
-            if any(share > 0.5 for share in unseen.values()):
+            if warn_unseen and any(share > 0.5 for share in unseen.values()):
                 columns = ", ".join(f"{name!r}: {share:.0%}" for name, share in unseen.items() if share > 0.5)
                 warn(
                     f"Most values of some categorical columns were not seen by the pretrainer ({columns}); they "

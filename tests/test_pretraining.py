@@ -216,8 +216,11 @@ def test_transform_refuses_to_return_nan_embeddings(pretrainer):
 
 def test_fine_tuning_on_categories_the_pretrainer_never_saw_warns(pretrainer):
     X, y = _table(200, seed=8)
-    with pytest.warns(UserWarning, match=r"not seen by the pretrainer \('colour': 100%\)"):
-        SparseTabNetClassifier(max_epochs=1, pretrained=pretrainer, **ARCH).fit(X.assign(colour="green"), y)
+    with pytest.warns(UserWarning, match=r"not seen by the pretrainer \('colour': 100%\)") as caught:
+        model = SparseTabNetClassifier(max_epochs=1, pretrained=pretrainer, **ARCH).fit(X.assign(colour="green"), y)
+    # Once per fit: the refit of 200 rows reads again the rows its first pass warned about.
+    assert len(model.ensemble_n_iter_) == 2
+    assert sum("not seen by the pretrainer" in str(record.message) for record in caught) == 1
 
 
 def test_pretraining_with_quantile_fine_tunes_with_its_quantile_encoding(tmp_path):
