@@ -151,6 +151,8 @@ def ravel_label_column(y, name="y"):
         ``y`` itself unless it has two dimensions and one column; then its column (a Series
         for a DataFrame, a 1-D array otherwise).
     """
+    if hasattr(y, "toarray"):  # a sparse label matrix: left to the checks that read it
+        return y
     if isinstance(y, pd.DataFrame):
         if y.shape[1] != 1:
             return y
