@@ -92,8 +92,8 @@ def _column_difference(ours, theirs, estimator, pretrainer):
         named, unnamed = ("X", "the pretrainer") if theirs is None else ("the pretrainer", "X")
         count = pretrainer.n_features_in_ if theirs is None else estimator.n_features_in_
         return (
-            f"{named} has named columns and {unnamed} {count} unnamed ones (a numpy array), whose order cannot be "
-            "checked: use a DataFrame for both, or an array for both"
+            f"{named} has named columns and {unnamed} {count} without string names (a numpy array, or a DataFrame "
+            "with other labels), whose order cannot be checked: give both the same string column names, or neither"
         )
     missing = [name for name in theirs if name not in set(ours)]
     extra = [name for name in ours if name not in set(theirs)]
@@ -487,8 +487,11 @@ class BaseSparseTabNet(*((CallbackSupportMixin,) if CallbackSupportMixin is not 
         if sample_weight_val is not None and X_val is None:
             raise ValueError("sample_weight_val was given without X_val and y_val; it weights the rows of X_val.")
         keep = np.flatnonzero(weights > 0)  # class weights of 0 drop rows too
-        if keep.size == 0:
-            raise ValueError("sample_weight is zero for every row; at least one positive weight is required.")
+        if keep.size == 0:  # the rows of zero sample_weight are gone already: the class weights left none
+            raise ValueError(
+                f"class_weight={self.class_weight!r} gives weight 0 to the class of every row (of positive "
+                "sample_weight); at least one row needs a positive weight."
+            )
         if keep.size < frame.shape[0]:
             frame, targets, weights = frame.iloc[keep], targets[keep], weights[keep]
         call.rows_kept = keep  # positions in the given rows, so held-out rows index y itself

@@ -27,6 +27,7 @@ members' probabilities (soft voting, as ``VotingClassifier(voting="soft")``), an
 those of the highest mean probability.
 """
 
+import math
 import numbers
 
 import numpy as np
@@ -507,7 +508,7 @@ def check_class_weight(class_weight, n_columns, target_type):
     dicts = [class_weight] if isinstance(class_weight, dict) else class_weight if isinstance(class_weight, list) else []
     for column, weights in enumerate(dicts):
         for label, weight in weights.items() if isinstance(weights, dict) else ():
-            valid = isinstance(weight, numbers.Real) and not isinstance(weight, bool) and np.isfinite(weight)
+            valid = isinstance(weight, numbers.Real) and not isinstance(weight, bool) and math.isfinite(weight)
             if not (valid and weight >= 0):
                 where = f"class {label!r}" if isinstance(class_weight, dict) else f"class {label!r} of column {column}"
                 raise ValueError(

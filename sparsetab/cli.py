@@ -46,7 +46,7 @@ _EXAMPLES = {
   sparsetab fit adult_train.csv --target income --output income.sparsetab
   sparsetab fit train.parquet --target price --task regression --set max_epochs=50 --set n_d=16
   sparsetab fit train.csv.gz --target y --validation valid.csv.gz --set 'cat_emb_dim={"city": 3}'
-  sparsetab fit customers.csv --target churned --drop customer_id signup_date""",
+  sparsetab fit customers.csv --target churned --drop customer_id --drop signup_date""",
     "predict": """examples:
   sparsetab predict income.sparsetab adult_test.csv --output predictions.csv
   sparsetab predict income.sparsetab new_rows.parquet --proba --id customer_id --output scores.parquet""",
@@ -270,10 +270,13 @@ def _drop_columns(frame, columns, target, path):
         return frame
     if target in columns:
         raise UserError(f"--drop {target!r} is the --target column; it is never an input.")
-    unknown = [column for column in columns if column not in frame.columns]
+    unknown = [column for column in dict.fromkeys(columns) if column not in frame.columns]
     if unknown:
         raise UserError(f"--drop {unknown} are not columns of {str(path)!r}; its columns: {list(frame.columns)}.")
-    return frame.drop(columns=list(dict.fromkeys(columns)))
+    kept = frame.drop(columns=list(dict.fromkeys(columns)))
+    if list(kept.columns) == [target]:
+        raise UserError(f"--drop leaves {str(path)!r} no input column: only the --target {target!r} remains.")
+    return kept
 
 
 def _command_fit(arguments):
@@ -416,8 +419,8 @@ def _loss_metrics(model, y, prediction):
     """What a model of another loss than the squared error predicts, scored as that loss scores it.
 
     quantile: the mean pinball loss at ``quantile`` and the share of rows whose target is at or below the
-    prediction (about ``quantile`` for a calibrated model); poisson and gamma: the mean deviance (None where
-    a target is outside the loss's domain: y < 0 for poisson, y <= 0 for gamma).
+    prediction (about ``quantile`` for a calibrated model); poisson and gamma: the mean deviance (NaN, null in
+    ``--json``, where a target is outside the loss's domain: y < 0 for poisson, y <= 0 for gamma).
     """
     loss = getattr(model, "loss", "squared_error")
     if loss == "quantile":
@@ -446,10 +449,11 @@ def _command_evaluate(arguments):
         defined = {name: (None if value != value else value) for name, value in metrics.items()}
         print(json.dumps({"rows": len(frame), **defined}, indent=2, allow_nan=False))
         return
-    print(f"{'metric':<18} value")
+    width = max(18, *(len(name) + 1 for name in metrics))  # the longest name, mean_poisson_deviance, aligned too
+    print(f"{'metric':<{width}} value")
     for name, value in metrics.items():
-        print(f"{name:<18} {value:.4f}")
-    print(f"{'rows':<18} {len(frame)}")
+        print(f"{name:<{width}} {value:.4f}")
+    print(f"{'rows':<{width}} {len(frame)}")
 
 
 def _command_info(arguments):
@@ -515,10 +519,10 @@ def _parser():
     )
     fit.add_argument(
         "--drop",
-        action="extend",
-        nargs="+",
+        action="append",
         metavar="COLUMN",
-        help="columns that are not inputs (an ID, a leak); predict, explain and evaluate then ignore them too",
+        help="a column that is not an input (an ID, a leak), once per column; predict, explain and evaluate then "
+        "ignore it too",
     )
     fit.add_argument("--validation", metavar="DATA", help="validation table with the same columns (early stopping)")
     fit.add_argument("--output", metavar="MODEL", help="model file to write (default: DATA's name + .sparsetab)")

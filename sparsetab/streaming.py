@@ -53,18 +53,22 @@ DEFAULT_ENCODING_SAMPLE_ROWS = 200_000
 DEFAULT_SHUFFLE_ROWS = 262_144
 
 
-def _columns(frame, target, sample_weight):
-    """Split a chunk into its feature columns, its target (Series or DataFrame) and its weights (or None)."""
+def _columns(frame, target, sample_weight, csv_path=None):
+    """Split a chunk into its feature columns, its target (Series or DataFrame) and its weights (or None).
+
+    ``csv_path``: the CSV file the chunk was read from with its first line as the header, for the advice of
+    a missing column named by an integer (the file may have no header line).
+    """
     wanted = list(target) + ([] if sample_weight is None else [sample_weight])
     missing = [name for name in wanted if name not in frame.columns]
     if missing:
         headerless = ""
-        if isinstance(missing[0], numbers.Integral) and all(isinstance(name, str) for name in frame.columns):
+        if csv_path is not None and isinstance(missing[0], numbers.Integral):
             # A path's CSV is read with its first line as the header: the columns of a file without one are its
             # first row's values, and no integer names them.
             headerless = (
                 " A CSV file without a header line needs a callable that reads it with header=None, e.g. "
-                "lambda: pandas.read_csv(path, header=None, chunksize=100_000): its columns are then 0, 1, ..."
+                f"lambda: pandas.read_csv({csv_path!r}, header=None, chunksize=100_000): its columns are then 0, 1, ..."
             )
         raise ValueError(
             f"The source has no column {missing[0]!r} (named by target or sample_weight); its columns are "
@@ -159,7 +163,7 @@ def _scan(source, estimator, *, target, sample_weight, chunk_rows, sample_rows, 
     _check_early_stopping(estimator, 0, X_val)
     for chunk_number, chunk in enumerate(source.chunks(chunk_rows), start=1):
         n_read += chunk.shape[0]
-        features, y, weights = _columns(chunk, target, sample_weight)
+        features, y, weights = _columns(chunk, target, sample_weight, csv_path=source.csv_path)
         if feature_columns is None:
             feature_columns = list(features.columns)
             encoding.resolve_columns(features)

@@ -200,8 +200,8 @@ def test_regression_from_type_of_target_and_a_validation_file(tmp_path):
         (["fit", "train.csv.gz", "--target", "income", "--output", "m.parquet"], "is a model file, not a table"),
         (["fit", "train.csv.gz", "--target", "income", "--drop", "income"], "--drop 'income' is the --target column"),
         (
-            ["fit", "train.csv.gz", "--target", "income", "--drop", "age", "id", "row"],
-            "--drop ['id', 'row'] are not columns of 'train.csv.gz'",
+            ["fit", "train.csv.gz", "--target", "income", "--drop", "age", "--drop", "id", "--drop", "id"],
+            "--drop ['id'] are not columns of 'train.csv.gz'",
         ),
     ],
 )
@@ -365,7 +365,7 @@ def test_fit_drop_leaves_an_id_column_out_and_predict_copies_it(fitted):
     # had nothing to copy from a model that needed it as an input.
     folder, _, _ = fitted
     code, out, err = _call(
-        "fit", "test.csv", "--target", "income", "--drop", "person", "fnlwgt", *SMALL, *ONE_PASS,
+        "fit", "--drop", "person", "test.csv", "--target", "income", "--drop", "fnlwgt", *SMALL, *ONE_PASS,
         "--output", "dropped.sparsetab", cwd=folder,
     )  # fmt: skip
     assert code == 0, err
@@ -380,6 +380,10 @@ def test_fit_drop_leaves_an_id_column_out_and_predict_copies_it(fitted):
     assert list(table.columns) == ["person", "prediction"] and table["person"].tolist()[:2] == ["p0", "p1"]
     code, out, err = _call("evaluate", "dropped.sparsetab", "test.csv", "--target", "income", "--json", cwd=folder)
     assert code == 0 and json.loads(out)["rows"] == 150, err
+    frame = pd.read_csv(folder / "test.csv")[["person", "income"]]
+    frame.to_csv(folder / "ids_only.csv", index=False)
+    code, _, err = _call("fit", "ids_only.csv", "--target", "income", "--drop", "person", cwd=folder)
+    assert code == 1 and "--drop leaves 'ids_only.csv' no input column: only the --target 'income' remains." in err
 
 
 def test_explain_writes_the_figure_even_when_the_reader_closes_the_pipe(fitted):
@@ -427,6 +431,8 @@ def test_evaluate_scores_a_regressor_by_its_loss(tmp_path, loss, extra, names):
         *ONE_PASS, cwd=tmp_path,
     )  # fmt: skip
     assert code == 0, err
+    code, out, err = _call("evaluate", "train.sparsetab", "train.csv", "--target", "y", cwd=tmp_path)
+    assert code == 0 and len({line.index(line.split()[1]) for line in out.splitlines()}) == 1, out  # one column
     code, out, err = _call("evaluate", "train.sparsetab", "train.csv", "--target", "y", "--json", cwd=tmp_path)
     assert code == 0, err
     metrics = json.loads(out)

@@ -168,7 +168,7 @@ def test_mismatches_and_unfitted_pretrainers_are_refused(pretrainer):
         SparseTabNetClassifier(**ARCH, pretrained=pretrainer).fit(X.rename(columns={"c": "d"}), y)
     with pytest.raises(ValueError, match=differs + r"X lacks \['colour'\]\. The encoder reads the columns"):
         SparseTabNetClassifier(**ARCH, pretrained=pretrainer).fit(X.drop(columns="colour"), y)
-    with pytest.raises(ValueError, match=differs + "the pretrainer has named columns and X 4 unnamed ones"):
+    with pytest.raises(ValueError, match=differs + "the pretrainer has named columns and X 4 without string names"):
         SparseTabNetClassifier(**ARCH, pretrained=pretrainer).fit(X.to_numpy(), y)
     with pytest.raises(ValueError, match="not fitted.*FrozenEstimator"):
         SparseTabNetClassifier(**ARCH, pretrained=clone(pretrainer)).fit(X, y)

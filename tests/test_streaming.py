@@ -438,6 +438,8 @@ def test_an_integer_target_of_a_csv_with_a_header_line_suggests_header_none(fast
         fit(estimator, tmp_path / "rows.csv", target=2)
     with pytest.raises(ValueError, match=r"no column 'nope' .*'value'\]\.$"):  # a named column: no such advice
         fit(estimator, [_table(100)], target="nope")
+    with pytest.raises(ValueError, match=r"no column 5 .*'value'\]\.$"):  # not a CSV path: no such advice either
+        fit(estimator, [_table(100)], target=5)
 
 
 def test_one_chunk_with_step_gates_equals_the_in_memory_fit(fast_params):

@@ -1,5 +1,7 @@
 """The target kinds (sparsetab._targets): encoding, decoding, losses and outputs, without training."""
 
+import fractions
+
 import numpy as np
 import pytest
 import torch
@@ -110,6 +112,7 @@ def test_class_weights_multiply_with_the_rows():
     with pytest.raises(ValueError, match="a list of 1 dict.*y has 2 output"):
         check_class_weight([{0: 1}], 2, "multilabel-indicator")
     check_class_weight({0: 0, 1: np.float32(2.5)}, None, "binary")  # 0 and numpy numbers are weights
+    check_class_weight({0: fractions.Fraction(1, 2), 1: 1}, None, "binary")  # any real number (np.isfinite refused it)
     for weight in (-1, -0.0001, np.inf, True, None):
         with pytest.raises(ValueError, match=f"class_weight gives class 1 the weight {weight!r}"):
             check_class_weight({0: 1, 1: weight}, None, "binary")

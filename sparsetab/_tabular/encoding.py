@@ -18,6 +18,7 @@ Column typing is decided once, at fit, and replayed at predict:
 """
 
 import datetime
+import decimal
 import numbers
 from dataclasses import dataclass
 
@@ -201,13 +202,25 @@ _NUMERIC_OBJECT_VALUE_TYPES = frozenset({"decimal", "floating", "mixed-integer-f
 
 def _is_auto_categorical(series):
     dtype = series.dtype
-    if pdt.is_object_dtype(dtype) and pdt.infer_dtype(series, skipna=True) in _NUMERIC_OBJECT_VALUE_TYPES:
-        return False
+    if pdt.is_object_dtype(dtype):
+        kind = pdt.infer_dtype(series, skipna=True)
+        if kind in _NUMERIC_OBJECT_VALUE_TYPES or (kind == "mixed" and _decimals_and_floats(series)):
+            return False
     return (
         isinstance(dtype, pd.CategoricalDtype)
         or pdt.is_bool_dtype(dtype)
         or pdt.is_object_dtype(dtype)
         or pdt.is_string_dtype(dtype)
+    )
+
+
+def _decimals_and_floats(series):
+    # Decimals beside floats (and ints), what a concat of a read_sql frame with a float one gives: infer_dtype
+    # calls the mix "mixed", decided here value by value (bools, which are ints to Python, excluded).
+    present = series.dropna()
+    return len(present) > 0 and all(
+        isinstance(value, (decimal.Decimal, numbers.Real)) and not isinstance(value, (bool, np.bool_))
+        for value in present
     )
 
 
@@ -946,13 +959,14 @@ class TabularEncoding:
                 if len(strings):
                     words = strings[_not_numbers(strings)]
                     if len(words) == column.notna().sum():
-                        # Text alone, no number: a categorical column left out of a categorical_features list.
+                        # Text alone: most often a categorical column left out of a categorical_features list,
+                        # sometimes a column of missing-value markers only ("?" on every row of a small batch).
                         raise ValueError(
                             f"Column {names[j]!r} (dtype {column.dtype}) is read as numeric (numeric at fit, or not "
                             f"in categorical_features={self.categorical_features!r}) but holds text only (e.g. "
-                            f"{words.iloc[0]!r}). At fit, a categorical column must be in categorical_features (a "
-                            "list replaces the automatic detection; 'auto' finds text columns itself); a column "
-                            "numeric at fit needs numbers at predict."
+                            f"{words.iloc[0]!r}). At fit, a categorical column must be in a categorical_features "
+                            "list (a list replaces the automatic detection); if the text marks missing values, "
+                            f"read the file with pandas.read_csv(..., na_values=[{words.iloc[0]!r}])."
                         )
                     # A file's missing-value marker ("?", "NA ", "-") turns a whole numeric column into text:
                     # name the values that are not numbers, which the user must map to missing.

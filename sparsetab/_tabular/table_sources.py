@@ -40,10 +40,13 @@ class TableSource:
         ``read_part(part, chunk_rows)`` -> iterator of pandas DataFrames of that part, of any size.
     description : str
         What the source is, for messages.
+    csv_path : str or None, default=None
+        The path of a CSV file read with its first line as the header; None for other sources.
     """
 
-    def __init__(self, parts, read_part, description):
+    def __init__(self, parts, read_part, description, csv_path=None):
         self.parts, self._read_part, self.description = list(parts), read_part, description
+        self.csv_path = csv_path
 
     def __len__(self):
         return len(self.parts)
@@ -138,7 +141,7 @@ def _csv_source(path):
         with pd.read_csv(path, chunksize=chunk_rows, sep=separator) as reader:
             yield from reader
 
-    return TableSource([path], read_part, f"CSV file {path!r}")
+    return TableSource([path], read_part, f"CSV file {path!r}", csv_path=path)
 
 
 def _dask_source(frame):

@@ -273,6 +273,28 @@ def test_object_columns_of_floats_are_numbers(fast_params, kind):
     pd.testing.assert_frame_equal(objects, untouched)  # the user's frame keeps its object column
 
 
+def test_an_object_column_of_decimals_and_floats_is_numbers(fast_params):
+    # A read_sql frame concatenated with a float one: infer_dtype says "mixed", and the column was one category
+    # per value. Bools beside numbers stay categorical (True is an int to Python, not a measurement).
+    import decimal
+
+    rng = np.random.default_rng(0)
+    dose = np.round(rng.normal(size=120), 3)
+    values = [decimal.Decimal(f"{value:.3f}") if i % 2 else float(value) for i, value in enumerate(dose)]
+    mixed = pd.DataFrame({"dose": pd.Series(values, dtype=object), "x": rng.normal(size=120)})
+    floats = mixed.assign(dose=dose)
+    params = dict(fast_params, max_epochs=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sklearn.exceptions.ConvergenceWarning)
+        model = SparseTabNetRegressor(**params).fit(mixed, dose)
+        reference = SparseTabNetRegressor(**params).fit(floats, dose)
+        assert model._tabular_encoding.is_categorical_.tolist() == [False, False]
+        np.testing.assert_array_equal(model.predict(mixed), reference.predict(floats))
+        flags = mixed.assign(dose=pd.Series([True, 2.5] * 60, dtype=object))
+        flagged = SparseTabNetRegressor(**dict(params, max_epochs=1)).fit(flags, dose)
+    assert flagged._tabular_encoding.is_categorical_.tolist() == [True, False]
+
+
 def test_object_columns_of_ints_stay_categorical(fast_params):
     # Integer codes of categories (a store number, a ZIP code read as int) are common: only floats turn numeric.
     codes = pd.Series([101, 205, None, 101, 307] * 20, dtype=object)

@@ -195,6 +195,7 @@ def test_multioutput_class_weight(fast_params):
         ({0: -1, 1: 1}, "binary", "class_weight gives class 0 the weight -1; a class weight must be a finite number"),
         ({0: 1.0, 1: float("nan")}, "binary", "class_weight gives class 1 the weight nan"),
         ({0: "2", 1: 1.0}, "binary", "class_weight gives class 0 the weight '2'"),
+        ({0: 0, 1: 0.0}, "binary", r"class_weight=\{0: 0, 1: 0.0\} gives weight 0 to the class of every row"),
         (
             [{0: 1.0, 1: 1.0}, {0: 1.0, 1: -0.5}, {0: 1.0, 1: 1.0}],
             "multilabel",
