@@ -95,8 +95,9 @@ def _column_difference(ours, theirs, estimator, pretrainer):
             f"{named} has named columns and {unnamed} {count} without string names (a numpy array, or a DataFrame "
             "with other labels), whose order cannot be checked: give both the same string column names, or neither"
         )
-    missing = [name for name in theirs if name not in set(ours)]
-    extra = [name for name in ours if name not in set(theirs)]
+    ours_set, theirs_set = set(ours), set(theirs)
+    missing = [name for name in theirs if name not in ours_set]
+    extra = [name for name in ours if name not in theirs_set]
     parts = []
     if missing:
         parts.append(f"X lacks {_shown(missing)}")
@@ -489,8 +490,8 @@ class BaseSparseTabNet(*((CallbackSupportMixin,) if CallbackSupportMixin is not 
         keep = np.flatnonzero(weights > 0)  # class weights of 0 drop rows too
         if keep.size == 0:  # the rows of zero sample_weight are gone already: the class weights left none
             raise ValueError(
-                f"class_weight={self.class_weight!r} gives weight 0 to the class of every row (of positive "
-                "sample_weight); at least one row needs a positive weight."
+                f"class_weight={getattr(self, 'class_weight', None)!r} gives weight 0 to the class of every row (of "
+                "positive sample_weight); at least one row needs a positive weight."
             )
         if keep.size < frame.shape[0]:
             frame, targets, weights = frame.iloc[keep], targets[keep], weights[keep]
