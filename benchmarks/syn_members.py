@@ -17,11 +17,16 @@ library has no such option; ``sparsetab.network.efficient_members`` lists the de
 - ``first_member_masks``: the first member's adapter starts at 1 (no sign flips) and its rows alone feed
   the attentive transformers; every member masks its own adapted features with the first member's mask of
   the row (one mask per row), and the other members' step outputs feed only their decisions.
+- ``mask_agreement``: today's design plus a penalty on the members' disagreement, the generalised
+  Jensen-Shannon divergence of each row's step masks across the members (the entropy of their mean minus
+  the mean of their entropies, which is what averaging the members adds to the entropy of the mask
+  ``explain()`` reports), weighted by ``--agreement-weight`` in the training objective.
 
 Run::
 
     python -m benchmarks.syn_members [--datasets 1 2 3 4 5 6] [--seeds 0] [--n-jobs 2]
-                                     [--variant defaults|initial_without_adapters|first_member_masks]
+                                     [--variant defaults|initial_without_adapters|first_member_masks|mask_agreement]
+                                     [--agreement-weight 0.1]
 """
 
 import argparse
@@ -36,7 +41,7 @@ from sklearn.metrics import roc_auc_score
 from benchmarks._mask_scores import relevant_share, selection_rates
 from benchmarks.syn import draw, fit_sparsetab
 
-VARIANTS = ("defaults", "initial_without_adapters", "first_member_masks")
+VARIANTS = ("defaults", "initial_without_adapters", "first_member_masks", "mask_agreement")
 
 
 @contextlib.contextmanager
@@ -123,12 +128,51 @@ def first_member_masks():
         tabnet.member_sign_adapters, tabnet.TabNet._run_steps = original_adapters, original_steps
 
 
-def measure(k, seed, variant="defaults"):
+@contextlib.contextmanager
+def mask_agreement(weight):
+    """Efficient members penalised for disagreeing on a row's masks, with ``weight``, for the block.
+
+    The sparsity regulariser the network returns is weighted by ``lambda_sparse`` (1e-3 by default), so the
+    divergence is added to it divided by that default: its weight in the objective is ``weight``.
+    """
+    from sparsetab._params import DEFAULTS
+    from sparsetab.network import tabnet
+
+    original_steps = tabnet.TabNet._run_steps
+    scale = weight / DEFAULTS["lambda_sparse"]
+
+    def row_entropy(masks, epsilon):
+        return -(masks * torch.log(masks + epsilon)).sum(dim=-1)
+
+    def run_steps(self, x, obfuscation):
+        step_decisions, masks, gates, entropy = original_steps(self, x, obfuscation)
+        if self.member_adapters is None or not self.training:
+            return step_decisions, masks, gates, entropy
+        n_steps, rows, groups = masks.shape
+        members = masks.view(n_steps, self.n_efficient_members, rows // self.n_efficient_members, groups)
+        divergence = row_entropy(members.mean(dim=1), self.epsilon) - row_entropy(members, self.epsilon).mean(dim=1)
+        return step_decisions, masks, gates, entropy + scale * divergence.mean()
+
+    tabnet.TabNet._run_steps = run_steps
+    try:
+        yield
+    finally:
+        tabnet.TabNet._run_steps = original_steps
+
+
+def measure(k, seed, variant="defaults", agreement_weight=0.1):
     """Fit the user-protocol default on Syn``k`` with the training seed ``seed``; return its scores (a dict)."""
     torch.set_num_threads(1)
-    patched = {"initial_without_adapters": initial_without_adapters, "first_member_masks": first_member_masks}
+    patched = {
+        "initial_without_adapters": initial_without_adapters,
+        "first_member_masks": first_member_masks,
+        "mask_agreement": lambda: mask_agreement(agreement_weight),
+    }
     with patched.get(variant, contextlib.nullcontext)():
-        return _fit_and_score(k, seed, variant)
+        result = _fit_and_score(k, seed, variant)
+    if variant == "mask_agreement":
+        result["agreement_weight"] = agreement_weight
+    return result
 
 
 def _fit_and_score(k, seed, variant):
@@ -161,10 +205,11 @@ def main():
     parser.add_argument("--seeds", type=int, nargs="+", default=[0])
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--variant", choices=VARIANTS, default="defaults")
+    parser.add_argument("--agreement-weight", type=float, default=0.1)
     args = parser.parse_args()
     cells = [(k, seed) for k in args.datasets for seed in args.seeds]
     for result in Parallel(n_jobs=args.n_jobs, return_as="generator")(
-        delayed(measure)(*cell, args.variant) for cell in cells
+        delayed(measure)(*cell, args.variant, args.agreement_weight) for cell in cells
     ):
         print(json.dumps(result), flush=True)
 

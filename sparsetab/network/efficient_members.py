@@ -36,7 +36,13 @@ benchmarks.compare --tables screen --protocol user``):
   (``--variant first_member_masks``: its rows alone feed the attentive transformers, one mask per
   row): Syn6 0.901 (0.571, FDR 0.071 against 0.425), Syn1 0.542 (0.517), Syn2 0.907 (0.903), but
   Syn3 0.832 (0.910), Syn4 0.669 (0.720) and Syn5 0.733 (0.770), with test AUCs 0.001-0.009 lower
-  on five sets: about one member's masks and less than two members' accuracy. Not kept.
+  on five sets: about one member's masks and less than two members' accuracy. Not kept;
+- today's design with a penalty on the members' disagreement (the Jensen-Shannon divergence of a
+  row's step masks across the members, weight 0.1 in the objective; ``--variant mask_agreement``):
+  the members' masks become nearly equal (Syn6: 0.556, 0.546, 0.547 and 0.556 for the four members
+  of the refit's two networks) but not sharper, Syn6 0.551 (0.571), Syn4 0.635 (0.720), Syn1 0.480
+  (0.517), Syn3 0.943 (0.910), and the test AUC lower on Syn4 (0.784 against 0.807) and Syn6 (0.871
+  against 0.894). Not kept: the members do not blur the mean by disagreeing, each reads noise.
 """
 
 import math
