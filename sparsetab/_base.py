@@ -57,8 +57,9 @@ from ._recipe import (
     split_validation,
 )
 from ._runtime import resolve_device, torch_threads, training_threads, trains_whatever_the_autograd_mode
+from ._scoring import check_scorer_fits_targets
 from ._tabular.encoding import TabularEncoding, feature_names, validate_frame
-from ._targets import ravel_label_column
+from ._targets import pandas_array_as_series, ravel_label_column
 from ._training.loop import member_mean_loss, train_network
 from ._warnings import warn
 from .network import ensemble_members
@@ -127,6 +128,12 @@ def _drop_zero_weight_rows(frame, y, sample_weight):
     if keep.size == weights.size:
         return frame, y, weights
     return frame.iloc[keep], _safe_indexing(_indexable(y), keep), weights[keep]
+
+
+def _weights_tensor(weights, device):
+    # A copy: the weights can be the caller's read-only array (a pandas Series's values), from which torch would
+    # warn that it cannot share memory.
+    return torch.from_numpy(np.array(weights, dtype=np.float32)).to(device)
 
 
 @dataclasses.dataclass(eq=False)
@@ -256,7 +263,9 @@ class BaseSparseTabNet(*((CallbackSupportMixin,) if CallbackSupportMixin is not 
             Targets.
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative weights of the training rows in the loss (not a resampling). Rows of
-            weight 0 are dropped before anything is learned from the data.
+            weight 0 are dropped before anything is learned from the data but a classifier's
+            classes: ``classes_`` holds every label of ``y``, as in scikit-learn's classifiers,
+            so that ``predict_proba`` has a column for a class whose rows all weigh 0.
         X_val : pandas.DataFrame or array-like of shape (n_val_samples, n_features), default=None
             Validation data for early stopping and ``validation_scores_``; replaces the
             internal split of ``validation_fraction``.
@@ -276,7 +285,9 @@ class BaseSparseTabNet(*((CallbackSupportMixin,) if CallbackSupportMixin is not 
             For invalid parameters (naming the parameter and the accepted values), inputs of
             inconsistent lengths, only one of ``X_val`` / ``y_val``, infinite numeric input,
             missing labels or non-finite regression targets, all-zero sample weights, an
-            unavailable ``device``, or, with ``warm_start=True``, columns, classes or network
+            unavailable ``device``, a ``scoring`` name that cannot score the target (``"roc_auc"``
+            or ``"f1"`` for three classes, a classification scorer for a regressor: checked
+            before training), or, with ``warm_start=True``, columns, classes or network
             parameters that differ from the fitted model's.
         TypeError
             For sparse input or unsupported column dtypes (datetime, complex).
@@ -392,9 +403,15 @@ class BaseSparseTabNet(*((CallbackSupportMixin,) if CallbackSupportMixin is not 
             if first_pass:
                 self._fitted = False  # a fit that fails half-way leaves the estimator unfitted, not mixed
             frame = self._validate_X(X, reset=first_pass)
+            y, y_val = pandas_array_as_series(y), pandas_array_as_series(y_val)
+            kind = None
             if is_classifier(self):  # one DataConversionWarning for a column-vector y, not one per check
                 y = ravel_label_column(y)
                 y_val = None if y_val is None else ravel_label_column(y_val, "y_val")
+                if first_pass and classes is None:
+                    # Every label of y is a class, those whose rows all have weight 0 too (as in scikit-learn's
+                    # classifiers): predict_proba then has the same columns whatever the weights, in each fold.
+                    kind = self._fit_target_kind(y)
             frame, y, sample_weight = _drop_zero_weight_rows(frame, y, sample_weight)
             if not first_pass:
                 kind = self._target_kind()
@@ -402,7 +419,7 @@ class BaseSparseTabNet(*((CallbackSupportMixin,) if CallbackSupportMixin is not 
             elif classes is not None:  # the classifier's first partial_fit: the classes from `classes`
                 kind = self._fit_target_kind(np.asarray(classes))
                 kind.check_continued(y, incremental=True)
-            else:
+            elif kind is None:  # a regressor's domain (poisson, gamma) is checked on the rows of positive weight
                 kind = self._fit_target_kind(y)
             self._device = device
             if not first_pass:
@@ -586,7 +603,7 @@ class BaseSparseTabNet(*((CallbackSupportMixin,) if CallbackSupportMixin is not 
         else:
             call.X_train = self._encode_continued(frame)
         call.y_train = kind.tensor(call.targets, self._device)
-        call.w_train = torch.as_tensor(call.weights, dtype=torch.float32, device=self._device)
+        call.w_train = _weights_tensor(call.weights, self._device)
         self.network_.to(self._device)
         self.batch_size_ = batch_size
         call.config = training_config(
@@ -1287,7 +1304,7 @@ class BaseSparseTabNet(*((CallbackSupportMixin,) if CallbackSupportMixin is not 
         if self.scoring == "loss":
             X_val = self._encode_X(frame_val)
             y_val = kind.tensor(targets_val, self._device)
-            w_val = torch.as_tensor(weights_val, dtype=torch.float32, device=self._device)
+            w_val = _weights_tensor(weights_val, self._device)
             network = self.network_
             members = network.n_efficient_members
 
@@ -1304,6 +1321,8 @@ class BaseSparseTabNet(*((CallbackSupportMixin,) if CallbackSupportMixin is not 
 
             return negative_validation_loss
         scorer = check_scoring(self, scoring=self.scoring)
+        if isinstance(self.scoring, str):
+            check_scorer_fits_targets(self, scorer, frame_val, y_val_raw)
         encoded = []  # the validation rows, validated and encoded at the first epoch only
 
         def validation_score():

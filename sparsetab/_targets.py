@@ -132,6 +132,30 @@ def _plain_labels(y):
     return y
 
 
+def pandas_array_as_series(y):
+    """A bare pandas array (``pd.array(...)``, e.g. of dtype ``"string"``, ``"Int64"`` or ``"boolean"``) as a Series.
+
+    The target checks read a Series's extension dtype (its labels keep their type: ``Int64`` gives
+    integers, ``boolean`` booleans) and index it by position; a bare extension array, which neither
+    numpy nor scikit-learn's ``_safe_indexing`` reads alike (a pyarrow-backed one cannot be indexed by
+    an integer array), is given the same treatment.
+
+    Parameters
+    ----------
+    y : object
+        The targets as given.
+
+    Returns
+    -------
+    object
+        A ``pandas.Series`` (without copying the values) for a ``pandas.api.extensions.ExtensionArray``,
+        ``y`` itself otherwise.
+    """
+    if isinstance(y, pd.api.extensions.ExtensionArray):
+        return pd.Series(y, copy=False)
+    return y
+
+
 def ravel_label_column(y, name="y"):
     """A one-column 2-D ``y`` of labels as 1-D, with scikit-learn's ``DataConversionWarning`` once.
 

@@ -328,7 +328,9 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
         Validation score: ``"loss"`` is the negative weighted validation loss; otherwise a
         scikit-learn scorer name or a callable ``scorer(estimator, X, y, sample_weight=...)``.
         It is given the validation rows as the user passed them: ``X_val`` and ``y_val``, or
-        the held-out rows of ``X`` and ``y`` (a pandas object keeps its index).
+        the held-out rows of ``X`` and ``y`` (a pandas object keeps its index). A name that
+        cannot score the target (``"roc_auc"`` for three classes: use ``"roc_auc_ovr"``) is a
+        ValueError naming ``scoring`` before training.
     class_weight : dict, list of dict, "balanced" or None, default=None
         Weights of the classes in the loss, multiplied with ``sample_weight`` (computed with
         :func:`sklearn.utils.class_weight.compute_sample_weight`). For a 1-D ``y``: a dict
@@ -1122,7 +1124,9 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
         Validation score: ``"loss"`` is the negative weighted validation loss; otherwise a
         scikit-learn scorer name or a callable ``scorer(estimator, X, y, sample_weight=...)``.
         It is given the validation rows as the user passed them: ``X_val`` and ``y_val``, or
-        the held-out rows of ``X`` and ``y`` (a pandas object keeps its index).
+        the held-out rows of ``X`` and ``y`` (a pandas object keeps its index). A name that
+        cannot score the target (``"roc_auc"`` for three classes: use ``"roc_auc_ovr"``) is a
+        ValueError naming ``scoring`` before training.
     random_state : int, RandomState instance or None, default=None
         Seeds the weights, the shuffling and the validation split. Every draw of a fit comes
         from generators the fit owns (the initial weights included), so the global RNGs of

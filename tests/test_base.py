@@ -1,8 +1,8 @@
 """BaseSparseTabNet (sparsetab._base): the fit and partial_fit plumbing shared by the classifier and the regressor.
 
-Seen through the estimators: the rows of weight 0 dropped before anything is learned from y; the checks of
-the rows and arguments (stage 1 of a fit, and the arguments of partial_fit); the validation rows held out or
-given, and the scores read from them (stages 2 and 3, the score function); the refit on all rows of
+Seen through the estimators: the rows of weight 0 dropped before anything but the classes is learned from y; the
+checks of the rows and arguments (stage 1 of a fit, and the arguments of partial_fit); the validation rows held
+out or given, and the scores read from them (stages 2 and 3, the score function); the refit on all rows of
 ``early_stopping="auto"``; the checks of a continued fit (partial_fit, warm_start); the importances that
 partial_fit defers; ``__sklearn_is_fitted__`` after a failed fit; the device and the tags.
 """
@@ -18,6 +18,7 @@ import torch
 from sklearn.datasets import make_regression
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
 
+import sparsetab._base
 import sparsetab._inference
 from sparsetab import SparseTabNetClassifier, SparseTabNetRegressor, load_model
 from tests.conftest import quiet_fit, score_classes
@@ -35,19 +36,44 @@ def test_zero_sample_weight_equals_dropping_rows(fast_params, make_people_frame)
     np.testing.assert_allclose(weighted.predict_proba(X), dropped.predict_proba(X), rtol=1e-6)
 
 
-def test_zero_weight_rows_define_neither_classes_nor_balanced_class_weights(fast_params, make_people_frame):
+def test_a_class_whose_rows_all_weigh_0_stays_a_class(fast_params, make_people_frame):
+    # As scikit-learn's classifiers (LogisticRegression, HistGradientBoostingClassifier): predict_proba keeps a
+    # column for it, so that folds, stacking and calibration see the same columns whatever the weights.
     X, y = make_people_frame(120)
     y = y.to_numpy().copy()
     y[1] = "maybe"  # a class seen only in a row of weight 0
     weights = np.ones(120)
     weights[1] = 0
     model = SparseTabNetClassifier(max_epochs=2, **fast_params).fit(X, y, sample_weight=weights)
-    assert model.classes_.tolist() == ["no", "yes"]
+    assert model.classes_.tolist() == ["maybe", "no", "yes"]
+    assert model.predict_proba(X).shape == (120, 3)
+    # Two classes of weight 0 on every row: the fit trains on the third (it was "y contains only one class"), and
+    # its predictions go there (every one of them after 10 epochs; 20 here).
+    only = SparseTabNetClassifier(max_epochs=20, **fast_params).fit(X, y, sample_weight=(y == "yes").astype(float))
+    assert only.classes_.tolist() == ["maybe", "no", "yes"]
+    assert (only.predict(X) == "yes").mean() > 0.9
+
+
+def test_zero_weight_rows_define_no_balanced_class_weights(fast_params, make_people_frame):
+    X, y = make_people_frame(120)
     half = np.arange(120) % 2 == 0
     weighted = SparseTabNetClassifier(max_epochs=3, class_weight="balanced", **fast_params)
     weighted.fit(X, y, sample_weight=half.astype(float))
     subset = SparseTabNetClassifier(max_epochs=3, class_weight="balanced", **fast_params).fit(X[half], y[half])
     np.testing.assert_array_equal(weighted.predict_proba(X), subset.predict_proba(X))
+
+
+def test_read_only_sample_weights_give_no_torch_warning(fast_params, make_people_frame):
+    X, y = make_people_frame(120)
+    weights = np.ones(120)
+    weights.flags.writeable = False
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".*not writable")
+        SparseTabNetClassifier(max_epochs=2, **fast_params).fit(X, y, sample_weight=weights)
+        SparseTabNetClassifier(max_epochs=2, early_stopping=True, **fast_params).fit(
+            X, y, sample_weight=weights, X_val=X, y_val=y, sample_weight_val=weights
+        )
+    assert not weights.flags.writeable and (weights == 1).all()
 
 
 def test_fewer_than_two_training_rows_is_a_clear_error():
@@ -96,6 +122,40 @@ def test_callable_scorer_without_sample_weight_and_best_score_matches_restored_e
     assert calls == [20] * model.n_iter_
     best = model.best_validation_score_
     assert best == model.validation_scores_[model.best_iteration_] == max(model.validation_scores_)
+
+
+@pytest.mark.parametrize(
+    "estimator, scoring, target, reason",
+    [
+        (SparseTabNetClassifier, "roc_auc", "three classes", r"multi_class must be in .*'roc_auc_ovr'"),
+        (SparseTabNetClassifier, "f1", "three classes", r"average='binary'.*'f1_macro'"),
+        (SparseTabNetClassifier, "f1", "strings", r"pos_label=1 is not a valid label.*make_scorer"),
+        (SparseTabNetRegressor, "roc_auc", "numbers", r"SparseTabNetRegressor has none of .*predict_proba.*'r2'"),
+    ],
+)
+def test_a_scorer_name_that_cannot_score_the_target_is_refused_before_training(
+    estimator, scoring, target, reason, fast_params, monkeypatch
+):
+    # It failed at the first epoch's score with scikit-learn's message alone, which names neither scoring nor a fix.
+    X = np.random.default_rng(0).normal(size=(150, 3))
+    y = {
+        "three classes": np.digitize(X[:, 0], [-0.5, 0.5]),
+        "strings": np.where(X[:, 0] > 0, "yes", "no"),
+        "numbers": X[:, 0],
+    }[target]
+    monkeypatch.setattr(sparsetab._base, "train_network", lambda *args, **kwargs: pytest.fail("trained"))
+    model = estimator(early_stopping=True, scoring=scoring, max_epochs=2, **fast_params)
+    with pytest.raises(
+        ValueError, match=rf"scoring='{scoring}' cannot score the validation targets of this .*{reason}"
+    ):
+        model.fit(X, y)
+
+
+def test_a_scorer_name_that_fits_the_target_trains(fast_params):
+    X = np.random.default_rng(0).normal(size=(150, 3))
+    model = SparseTabNetClassifier(early_stopping=True, scoring="roc_auc_ovr", max_epochs=2, **fast_params)
+    model.fit(X, np.digitize(X[:, 0], [-0.5, 0.5]))
+    assert len(model.validation_scores_) == 2 and all(0 <= score <= 1 for score in model.validation_scores_)
 
 
 @pytest.mark.parametrize("validation", ["held out", "X_val"])

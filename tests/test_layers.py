@@ -33,6 +33,7 @@ RANKS = {
     "sparsetab._targets": 3,
     "sparsetab._inference": 3,
     "sparsetab._progress": 3,
+    "sparsetab._scoring": 3,
     "sparsetab._recipe": 4,
     "sparsetab._ensemble": 4,
     "sparsetab.pretraining": 5,
