@@ -92,6 +92,13 @@ def to_frame(X):
     return pd.DataFrame(X, copy=False).infer_objects()
 
 
+def _column_reference(columns, position):
+    # A column as messages name it: its name when it is a string; otherwise (an integer label, which scikit-learn
+    # does not check at predict, so columns are matched by position) the label and the position.
+    name = columns[position]
+    return repr(name) if isinstance(name, str) else f"{str(name)!r} at position {position}"
+
+
 def validate_frame(estimator, X, reset):
     """Check ``X``, record or compare its columns on ``estimator``, and return it as a DataFrame.
 
@@ -117,7 +124,7 @@ def validate_frame(estimator, X, reset):
     TypeError
         For sparse input (a scipy sparse matrix or a DataFrame with sparse columns).
     ValueError
-        For an empty table, or columns that differ from those seen at fit.
+        For an empty table, columns of the same name, or columns that differ from those seen at fit.
     """
     sparse_frame = isinstance(X, pd.DataFrame) and any(isinstance(dtype, pd.SparseDtype) for dtype in X.dtypes)
     if scipy.sparse.issparse(X) or sparse_frame:
@@ -126,6 +133,13 @@ def validate_frame(estimator, X, reset):
             "convert it with X.toarray() or a dense DataFrame."
         )
     if isinstance(X, pd.DataFrame):
+        repeated = X.columns[X.columns.duplicated()].unique()
+        if len(repeated):
+            counts = ", ".join(f"{name!r} ({int((X.columns == name).sum())} times)" for name in repeated)
+            raise ValueError(
+                f"X has columns of the same name: {counts}. Each column needs its own name: the model reads "
+                "and reports the columns by name."
+            )
         validate_data(estimator, X, reset=reset, skip_check_array=True)
         if X.shape[0] == 0:
             raise ValueError(
@@ -687,7 +701,8 @@ class TabularEncoding:
         A value is far outside when it lies beyond ``[data_min_ - r, data_max_ + r]``, with ``r =
         data_max_ - data_min_`` the column's range at fit (so any other value of a column constant at
         fit). The encoding clips such values to the range, so the network never sees them; the
-        report lets the caller warn that the prediction is an extrapolation.
+        report lets the caller warn that the prediction is an extrapolation. A column missing on
+        every row at fit has no range and is never reported: it has no effect on the outputs.
 
         Parameters
         ----------
@@ -717,6 +732,9 @@ class TabularEncoding:
         spread = high - low
         with np.errstate(invalid="ignore"):  # NaN compares False: a missing value is never outside
             outside = (numeric < low - spread) | (numeric > high + spread)
+        if self.constant_ is not None:  # None: restored from before constant columns were kept
+            # Constant and missing somewhere means missing everywhere: no value was seen at fit, so none is outside.
+            outside &= ~(self.constant_ & self.has_missing_)[numeric_columns]
         outside_columns[numeric_columns] = outside.any(axis=0)
         return self._assemble(frame, numeric), outside.any(axis=1), outside_columns
 
@@ -950,7 +968,7 @@ class TabularEncoding:
         """Yield ``(position, float64 values)`` of each numeric column; missing values become NaN."""
         names = frame.columns
         for j in np.flatnonzero(~self.is_categorical_):
-            column = frame.iloc[:, j]
+            column, reference = frame.iloc[:, j], _column_reference(names, j)
             if _plain_number_dtype(column.dtype):  # nothing for pandas.to_numeric to convert or refuse
                 yield j, column.to_numpy(dtype=np.float64)
                 continue
@@ -962,7 +980,7 @@ class TabularEncoding:
                         # Text alone: most often a categorical column left out of a categorical_features list,
                         # sometimes a column of missing-value markers only ("?" on every row of a small batch).
                         raise ValueError(
-                            f"Column {names[j]!r} (dtype {column.dtype}) is read as numeric (numeric at fit, or not "
+                            f"Column {reference} (dtype {column.dtype}) is read as numeric (numeric at fit, or not "
                             f"in categorical_features={self.categorical_features!r}) but holds text only (e.g. "
                             f"{words.iloc[0]!r}). At fit, a categorical column must be in a categorical_features "
                             "list (a list replaces the automatic detection); if the text marks missing values, "
@@ -977,7 +995,7 @@ class TabularEncoding:
                         else f", e.g. {strings.iloc[0]!r}"
                     )
                     raise ValueError(
-                        f"Column {names[j]!r} (dtype {column.dtype}) is read as numeric (numeric at fit, or not in "
+                        f"Column {reference} (dtype {column.dtype}) is read as numeric (numeric at fit, or not in "
                         f"categorical_features={self.categorical_features!r}) but holds {len(strings)} string "
                         f"value(s){detail}. Numbers stored as text are not converted silently: convert the column "
                         "with pandas.to_numeric. A categorical column must be in categorical_features (a list "
@@ -993,7 +1011,7 @@ class TabularEncoding:
             except (ValueError, TypeError) as error:
                 example = column.dropna().iloc[0]
                 raise ValueError(
-                    f"Column {names[j]!r} (dtype {column.dtype}) is read as numeric (numeric at fit, or not in "
+                    f"Column {reference} (dtype {column.dtype}) is read as numeric (numeric at fit, or not in "
                     f"categorical_features={self.categorical_features!r}) but holds values that are not numbers, "
                     f"e.g. {example!r} of type {type(example).__name__}. A categorical column must be in "
                     "categorical_features (a list replaces the automatic detection)."
@@ -1020,10 +1038,17 @@ class TabularEncoding:
                 or isinstance(dtype, (pd.PeriodDtype, pd.IntervalDtype))
                 or pdt.is_complex_dtype(dtype)
             ):
+                if pdt.is_complex_dtype(dtype):
+                    advice = (
+                        "Split it into two real columns first (its real and imaginary parts, or modulus and angle)."
+                    )
+                elif isinstance(dtype, pd.IntervalDtype):
+                    advice = "Convert the intervals to numbers (their left and right ends) or to strings first."
+                else:
+                    advice = "Convert dates to numbers (e.g. timestamps or day of week) or to strings first."
                 raise TypeError(
                     f"Column {name!r} has dtype {dtype}, which is not supported. Accepted: numeric, "
-                    "bool, string, object or category columns. Convert dates to numbers (e.g. "
-                    "timestamps or day of week) first."
+                    f"bool, string, object or category columns. {advice}"
                 )
         spec = self.categorical_features
         if isinstance(spec, str) and spec == "auto":

@@ -135,6 +135,21 @@ def test_columns_far_outside_are_named_as_explain_names_them(fast_params):
     assert model.explain(far).feature_names[2] == "x2"
 
 
+def test_a_column_missing_on_every_row_at_fit_is_never_far_outside(fast_params):
+    # It was "far outside the range seen at fit" though no value was seen; the column has no effect at all.
+    X, y = _regression_data()
+    frame = pd.DataFrame(X, columns=["income", "rooms", "occupancy"]).assign(unknown=np.nan)
+    model = SparseTabNetRegressor(max_epochs=1, **fast_params).fit(frame, y)
+    later = frame.iloc[:4].assign(unknown=[1.0, -50.0, 1e6, np.nan])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        prediction = model.predict(later)
+    np.testing.assert_array_equal(prediction, model.predict(frame.iloc[:4]))
+    # A column constant at fit (never missing) still reports any other value.
+    constant = SparseTabNetRegressor(max_epochs=1, **fast_params).fit(frame.assign(unknown=2.0), y)
+    assert "in column(s) 'unknown'." in _one_warning(lambda: constant.predict(later.fillna(2.0)))
+
+
 def test_models_saved_before_clipping_do_not_warn(fast_params):
     X, y = _regression_data()
     model = SparseTabNetRegressor(max_epochs=1, **fast_params).fit(X, y)

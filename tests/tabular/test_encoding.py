@@ -10,7 +10,8 @@ import pytest
 from hypothesis import given, settings
 from sklearn.preprocessing import QuantileTransformer
 
-from sparsetab._tabular.encoding import FLAT_TOLERANCE, TabularEncoding, quantile_count, to_frame
+from sparsetab import SparseTabNetClassifier
+from sparsetab._tabular.encoding import FLAT_TOLERANCE, TabularEncoding, quantile_count, to_frame, validate_frame
 
 
 def _frame():
@@ -73,9 +74,39 @@ def test_bad_categorical_features_are_named(spec, message):
         TabularEncoding(spec).fit_transform(_frame())
 
 
-def test_datetime_column_is_a_clear_error():
-    frame = pd.DataFrame({"when": pd.to_datetime(["2024-01-01", "2024-02-01"]), "x": [1.0, 2.0]})
-    with pytest.raises(TypeError, match="Column 'when' has dtype datetime64"):
+def test_a_column_without_a_string_name_is_named_with_its_position():
+    # Integer labels are matched by position (scikit-learn checks string names only): a text column moved to
+    # where a numeric one was read "Column np.int64(2) ... is read as numeric", which it never was by that name.
+    frame = pd.DataFrame({0: [1.0, 2.0, 3.0], 1: [4.0, 5.0, 6.0], 2: ["a", "b", "a"]})
+    encoding = TabularEncoding()
+    encoding.fit_transform(frame)
+    with pytest.raises(ValueError, match=r"^Column '2' at position 0 \(dtype (str|object)\) is read as numeric"):
+        encoding.transform(frame[[2, 0, 1]])
+
+
+@pytest.mark.parametrize("reset", [True, False], ids=["fit", "predict"])
+def test_columns_of_the_same_name_are_named_in_the_error(reset):
+    # narwhals' DuplicateError came through scikit-learn, without saying that it was about X.
+    model = SparseTabNetClassifier()
+    validate_frame(model, pd.DataFrame({"a": [1.0, 2.0], "b": [3.0, 4.0], "c": [5.0, 6.0]}), reset=True)
+    frame = pd.DataFrame([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], columns=["a", "b", "a"])
+    with pytest.raises(ValueError, match=r"^X has columns of the same name: 'a' \(2 times\)\. Each column"):
+        validate_frame(model, frame, reset=reset)
+
+
+@pytest.mark.parametrize(
+    "column, advice",
+    [
+        (pd.to_datetime(["2024-01-01", "2024-02-01"]), "dtype datetime64.*Convert dates to numbers"),
+        (np.array([1 + 2j, 3 - 1j]), "dtype complex128.*Split it into two real columns"),
+        (pd.arrays.IntervalArray.from_breaks([0, 1, 2]), "dtype interval.*their left and right ends"),
+    ],
+    ids=["datetime", "complex", "interval"],
+)
+def test_an_unsupported_column_dtype_is_a_clear_error_with_advice_for_it(column, advice):
+    # A complex column was told to "convert dates to numbers".
+    frame = pd.DataFrame({"when": column, "x": [1.0, 2.0]})
+    with pytest.raises(TypeError, match=f"Column 'when' has {advice}"):
         TabularEncoding().fit_transform(frame)
 
 
