@@ -9,6 +9,7 @@ import dataclasses
 import numbers
 
 import numpy as np
+import pandas as pd
 import torch
 from sklearn.base import BaseEstimator, _fit_context, is_classifier
 from sklearn.frozen import FrozenEstimator
@@ -128,6 +129,24 @@ def _drop_zero_weight_rows(frame, y, sample_weight):
     if keep.size == weights.size:
         return frame, y, weights
     return frame.iloc[keep], _safe_indexing(_indexable(y), keep), weights[keep]
+
+
+def _labelled_rows(y, sample_weight):
+    """The labels a classifier's classes come from: every row's, but the missing labels of rows of weight 0.
+
+    A class whose rows all weigh 0 stays a class, as in scikit-learn's classifiers; a row of weight 0 may
+    also be unlabelled (NaN or None), as it is left out of everything else.
+    """
+    if sample_weight is None:
+        return y
+    zero = np.flatnonzero(np.asarray(sample_weight, dtype=np.float64) == 0)
+    if zero.size == 0:
+        return y
+    labels = np.asarray(_safe_indexing(_indexable(y), zero), dtype=object).reshape(zero.size, -1)
+    unlabelled = zero[pd.isna(labels).any(axis=1)]
+    if unlabelled.size == 0:
+        return y
+    return _safe_indexing(_indexable(y), np.setdiff1d(np.arange(_num_samples(y)), unlabelled))
 
 
 def _weights_tensor(weights, device):
@@ -408,11 +427,12 @@ class BaseSparseTabNet(*((CallbackSupportMixin,) if CallbackSupportMixin is not 
             if is_classifier(self):  # one DataConversionWarning for a column-vector y, not one per check
                 y = ravel_label_column(y)
                 y_val = None if y_val is None else ravel_label_column(y_val, "y_val")
-                if first_pass and classes is None:
-                    # Every label of y is a class, those whose rows all have weight 0 too (as in scikit-learn's
-                    # classifiers): predict_proba then has the same columns whatever the weights, in each fold.
-                    kind = self._fit_target_kind(y)
+            given_y, given_weights = y, sample_weight
             frame, y, sample_weight = _drop_zero_weight_rows(frame, y, sample_weight)
+            if is_classifier(self) and first_pass and classes is None:
+                # Every label of y is a class, those whose rows all have weight 0 too (as in scikit-learn's
+                # classifiers): predict_proba then has the same columns whatever the weights, in each fold.
+                kind = self._fit_target_kind(_labelled_rows(given_y, given_weights))
             if not first_pass:
                 kind = self._target_kind()
                 kind.check_continued(y, incremental)

@@ -174,6 +174,9 @@ def _scan(source, estimator, *, target, sample_weight, chunk_rows, sample_rows, 
             )
         _refuse_text_in_numeric_columns(features, encoding, chunk_number)
         if weights is not None:  # rows of weight 0 are dropped, as fit drops them
+            if classifier:  # but their labels are classes, as fit's (a missing one is left out with its row)
+                for label in y.iloc[np.flatnonzero(weights == 0)].dropna().unique():
+                    label_counts.setdefault(label, 0)
             kept = np.flatnonzero(weights > 0)
             chunk, features, y = chunk.iloc[kept], features.iloc[kept], y.iloc[kept]
         if classifier:  # the labels of every row of positive weight, as fit learns them before class weights
@@ -208,9 +211,11 @@ def _scan(source, estimator, *, target, sample_weight, chunk_rows, sample_rows, 
 
 
 def _balanced(label_counts):
-    # scikit-learn's "balanced" rule, n_samples / (n_classes * count of the class), from the counts of every row.
-    n_rows, n_classes = sum(label_counts.values()), len(label_counts)
-    return {label: n_rows / (n_classes * count) for label, count in label_counts.items()}
+    # scikit-learn's "balanced" rule, n_samples / (n_classes * count of the class), from the counts of every row of
+    # positive weight; a class without such rows (count 0) has no row to weigh and is not counted, as in fit.
+    counted = {label: count for label, count in label_counts.items() if count}
+    n_rows, n_classes = sum(counted.values()), len(counted)
+    return {label: n_rows / (n_classes * count) for label, count in counted.items()}
 
 
 class StreamedBatches:
@@ -448,7 +453,9 @@ def fit(
         The target column (an int for a table without a header, whose columns pandas numbers;
         a list: several target columns, for a multi-output regressor).
     sample_weight : str or int, default=None
-        The column of non-negative row weights; None: every row weighs 1.
+        The column of non-negative row weights; None: every row weighs 1. As in ``fit``, rows
+        of weight 0 are left out of everything but a classifier's classes (their labels are
+        classes; a missing label on such a row is left out with it).
     chunk_rows : int, default=65536
         Rows read at a time (a dask partition is read whole, then cut).
     encoding_sample_rows : int, default=200000

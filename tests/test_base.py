@@ -52,6 +52,14 @@ def test_a_class_whose_rows_all_weigh_0_stays_a_class(fast_params, make_people_f
     only = SparseTabNetClassifier(max_epochs=20, **fast_params).fit(X, y, sample_weight=(y == "yes").astype(float))
     assert only.classes_.tolist() == ["maybe", "no", "yes"]
     assert (only.predict(X) == "yes").mean() > 0.9
+    # A row of weight 0 may be unlabelled: its missing label is left out with it, not refused.
+    y_unlabelled = y.copy()
+    y_unlabelled[[5, 7]] = [None, np.nan]
+    weights[[5, 7]] = 0
+    partly = SparseTabNetClassifier(max_epochs=2, **fast_params).fit(X, y_unlabelled, sample_weight=weights)
+    assert partly.classes_.tolist() == ["maybe", "no", "yes"]
+    with pytest.raises(ValueError, match="missing label"):
+        SparseTabNetClassifier(max_epochs=2, **fast_params).fit(X, y_unlabelled, sample_weight=np.ones(120))
 
 
 def test_zero_weight_rows_define_no_balanced_class_weights(fast_params, make_people_frame):

@@ -381,6 +381,22 @@ def test_a_chunk_without_positive_weight_is_skipped(fast_params):
     assert model.n_iter_ == 1
 
 
+def test_a_class_whose_rows_all_weigh_0_stays_a_class_as_in_fit(fast_params):
+    frame = _table(400).drop(columns="value")
+    label = frame["label"].astype(object).where(np.arange(400) != 7, "rare").where(np.arange(400) != 9, None)
+    weight = np.where(np.isin(np.arange(400), [7, 9]), 0.0, 1.0)  # row 9 is unlabelled: left out with its row
+    frame = frame.assign(label=label, weight=weight)
+    params = dict(fast_params, max_epochs=1, early_stopping=False, class_weight="balanced")
+    model = _quiet_fit(SparseTabNetClassifier(**params), _chunks(frame, 3), target="label", sample_weight="weight")
+    in_memory = SparseTabNetClassifier(**params).fit(
+        frame.drop(columns=["label", "weight"]), frame["label"], sample_weight=frame["weight"]
+    )
+    assert model.classes_.tolist() == in_memory.classes_.tolist() == sorted({*frame["label"].dropna()})
+    assert (
+        "rare" in model.classes_.tolist() and model.predict_proba(frame.drop(columns=["label", "weight"])).shape[1] == 3
+    )
+
+
 def test_types_decided_by_the_first_chunk_are_explained(fast_params):
     estimator = SparseTabNetClassifier(**fast_params, max_epochs=1, early_stopping=False)
     first = pd.DataFrame({"x": [1.0, 2.0, 3.0, 4.0], "code": [np.nan] * 4, "y": [0, 1, 0, 1]})
