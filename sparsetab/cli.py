@@ -229,6 +229,23 @@ def _split_target(frame, target, path):
     return frame.drop(columns=target), frame[target]
 
 
+def _task_named_by_parameters(assignments):
+    """``(task, parameter)`` when a ``--set`` parameter exists for one task only (``loss``: regression), else None.
+
+    Counts of events are integers, which ``type_of_target`` reads as classes: ``--set loss=poisson``
+    says that the user wants a regression. Parameters of both tasks named together are an error.
+    """
+    classifier, regressor = set(SparseTabNetClassifier().get_params()), set(SparseTabNetRegressor().get_params())
+    named = {name: "regression" for name, _ in assignments if name in regressor - classifier}
+    named.update({name: "classification" for name, _ in assignments if name in classifier - regressor})
+    if len(set(named.values())) > 1:
+        raise UserError(
+            f"--set names parameters of the classifier and of the regressor ({', '.join(sorted(named))}): keep those "
+            "of one task, or pass --task."
+        )
+    return next(((task, name) for name, task in named.items()), None)
+
+
 def _task_of(y, task, target):
     """``--task``, or what scikit-learn's ``type_of_target`` says of the target column."""
     if task == "regression" and not pd.api.types.is_numeric_dtype(y):
@@ -283,8 +300,10 @@ def _command_fit(arguments):
     frame = read_table(arguments.data)
     frame = _drop_columns(frame, arguments.drop, arguments.target, arguments.data)
     X, y = _split_target(frame, arguments.target, arguments.data)
-    task = _task_of(y, arguments.task, arguments.target)
-    estimator = _estimator(task, [parse_assignment(text) for text in arguments.set or []])
+    assignments = [parse_assignment(text) for text in arguments.set or []]
+    chosen_by = _task_named_by_parameters(assignments) if arguments.task is None else None
+    task = _task_of(y, arguments.task if chosen_by is None else chosen_by[0], arguments.target)
+    estimator = _estimator(task, assignments)
     if task == "classification":
         _class_weight_keys_as_labels(estimator, y)
     validation = {}
@@ -305,7 +324,9 @@ def _command_fit(arguments):
     seconds = time.perf_counter() - started
     estimator.save_model(output)
     inferred = ""
-    if arguments.task is None and task == "classification" and pd.api.types.is_numeric_dtype(y):
+    if chosen_by is not None:
+        inferred = f"; --set {chosen_by[1]} is a {task} parameter"
+    elif arguments.task is None and task == "classification" and pd.api.types.is_numeric_dtype(y):
         inferred = f"; {len(estimator.classes_)} classes from a numeric column: --task regression to predict values"
     summary = [
         f"task          {task} ({type(estimator).__name__}{inferred})",
@@ -509,7 +530,10 @@ def _parser():
     fit.add_argument("data", metavar="DATA", help="training table: CSV (any compression) or Parquet")
     fit.add_argument("--target", required=True, metavar="COLUMN", help="the column to predict")
     fit.add_argument(
-        "--task", choices=("classification", "regression"), help="default: what type_of_target says of the target"
+        "--task",
+        choices=("classification", "regression"),
+        help="default: the task of a --set parameter that one task has (loss, class_weight), else what "
+        "type_of_target says of the target",
     )
     fit.add_argument(
         "--set",

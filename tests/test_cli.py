@@ -452,3 +452,26 @@ def test_evaluate_scores_a_regressor_by_its_loss(tmp_path, loss, extra, names):
         frame.assign(y=frame["y"] - 0.5).to_csv(tmp_path / "zeros.csv", index=False)
         code, out, err = _call("evaluate", "train.sparsetab", "zeros.csv", "--target", "y", "--json", cwd=tmp_path)
         assert code == 0 and json.loads(out)["mean_gamma_deviance"] is None, err
+
+
+def test_a_parameter_of_one_task_chooses_it(tmp_path):
+    # Counts are integers, which type_of_target reads as classes: `--set loss=poisson` failed with "the
+    # classifier has no parameter 'loss'" unless --task regression was given.
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"a": rng.normal(size=200), "b": rng.normal(size=200)})
+    frame["count"] = rng.poisson(np.exp(1 + 0.5 * frame["a"]))
+    frame.to_csv(tmp_path / "counts.csv", index=False)
+    code, out, err = _call(
+        "fit", "counts.csv", "--target", "count", "--set", "loss=poisson", *SMALL, *ONE_PASS, cwd=tmp_path
+    )  # fmt: skip
+    assert code == 0, err
+    assert "task          regression (SparseTabNetRegressor; --set loss is a regression parameter)" in out
+    code, out, err = _call(
+        "fit", "counts.csv", "--target", "count", "--set", "loss=poisson", "--set", "class_weight=balanced", *SMALL,
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert code == 1 and "--set names parameters of the classifier and of the regressor (class_weight, loss)" in err
+    # --task still decides, and then a parameter of the other task is refused by name.
+    code, _, err = _call("fit", "counts.csv", "--target", "count", "--task", "classification", "--set", "loss=poisson",
+                         *SMALL, cwd=tmp_path)  # fmt: skip
+    assert code == 1 and "SparseTabNetClassifier has no parameter 'loss'" in err
