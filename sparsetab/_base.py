@@ -45,7 +45,7 @@ from ._params import (
     training_config,
 )
 from ._persistence.compat import pickled_state, restore_torch_state, unpickled_state, with_legacy_parameters
-from ._persistence.export import EXPORT_FORMATS, export_network
+from ._persistence.export import export_format_for, export_network
 from ._persistence.model_file import save_estimator
 from ._progress import CallbackSupportMixin, epoch_tasks, training_observer
 from ._recipe import (
@@ -1048,7 +1048,7 @@ class BaseSparseTabNet(*((CallbackSupportMixin,) if CallbackSupportMixin is not 
         self.feature_importances_  # noqa: B018  (computed now if partial_fit deferred it: files hold values)
         return save_estimator(self, path)
 
-    def export(self, path, *, format="exported_program"):
+    def export(self, path, *, format=None):
         """Write the fitted network as a serving program that runs without scikit-learn.
 
         The program takes ``(numeric, codes)`` as returned by :meth:`transform_inputs`
@@ -1085,8 +1085,9 @@ class BaseSparseTabNet(*((CallbackSupportMixin,) if CallbackSupportMixin is not 
         path : str or os.PathLike
             File to write (replaced atomically if it exists; ``.pt2`` is the usual suffix for
             ``torch.export``, ``.onnx`` for ONNX, ``.pt`` for TorchScript).
-        format : {"exported_program", "onnx", "torchscript"}, default="exported_program"
-            ``"exported_program"``: ``torch.export.export`` with a dynamic batch dimension,
+        format : {"exported_program", "onnx", "torchscript"} or None, default=None
+            None: from the suffix of ``path``, ``"onnx"`` for ``.onnx`` and ``"exported_program"``
+            for any other. ``"exported_program"``: ``torch.export.export`` with a dynamic batch dimension,
             saved with ``torch.export.save``. ``"onnx"``: that program converted by torch's
             ONNX exporter (``torch.onnx.export(..., dynamo=True)``, its default opset), one
             self-contained file with a dynamic ``"batch"`` dimension; needs the extra
@@ -1104,9 +1105,11 @@ class BaseSparseTabNet(*((CallbackSupportMixin,) if CallbackSupportMixin is not 
         sklearn.exceptions.NotFittedError
             If the estimator is not fitted.
         ValueError
-            If ``format`` is not one of the accepted values.
+            If ``format`` is not one of the accepted values, or names another format than the
+            suffix of ``path`` does (``.onnx`` is ONNX's, ``.pt2`` the exported program's): the
+            file would not open as its name says.
         ImportError
-            If ``format="onnx"`` and ``onnx`` or ``onnxscript`` cannot be imported; the message
+            If the format is ``"onnx"`` and ``onnx`` or ``onnxscript`` cannot be imported; the message
             names the extra that installs them, ``sparsetab[onnx]``.
 
         Warns
@@ -1115,8 +1118,7 @@ class BaseSparseTabNet(*((CallbackSupportMixin,) if CallbackSupportMixin is not 
             If ``format="torchscript"``: use ``"exported_program"`` or ``"onnx"`` instead.
         """
         check_is_fitted(self)
-        if format not in EXPORT_FORMATS:
-            raise ValueError(f"format must be one of {EXPORT_FORMATS}, got {format!r}.")
+        format = export_format_for(path, format)
         return export_network(
             self.network_,
             self._tabular_encoding,

@@ -342,6 +342,7 @@ class ClassLabels(_ClassificationKind):
         return {
             "transform": "softmax",
             "description": f"float64 (batch, n_classes): class probabilities for classes {self.classes.tolist()!r}",
+            "classes": self.classes.tolist(),
         }
 
 
@@ -413,6 +414,7 @@ class LabelIndicators(_ClassificationKind):
                 f"float64 (batch, {self.n_outputs}): probability that each of the {self.n_outputs} labels "
                 "(columns of y) is 1; predict is probability > 0.5"
             ),
+            "classes": self.classes.tolist(),
         }
 
 
@@ -499,6 +501,7 @@ class MulticlassMultioutput(_ClassificationKind):
                 f"block of class probabilities (block widths {self.blocks}, summing to 1 each) for the classes "
                 f"{[classes.tolist() for classes in self.classes]!r}"
             ),
+            "classes": [classes.tolist() for classes in self.classes],
         }
 
 

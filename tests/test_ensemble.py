@@ -330,7 +330,9 @@ def test_export_gives_the_ensemble_answers(fast_params, make_people_frame, tmp_p
     # TorchScript is deprecated (a FutureWarning) but still written for one release.
     deprecated = pytest.warns(FutureWarning, match="torchscript") if export_format == "torchscript" else nullcontext()
     with deprecated:
-        path = model.export(tmp_path / "model.pt2", format=export_format)
+        path = model.export(
+            tmp_path / ("model.pt2" if export_format == "exported_program" else "model.pt"), format=export_format
+        )
     extra = {"sparsetab.json": ""}
     if export_format == "exported_program":
         program = torch.export.load(path, extra_files=extra).module()

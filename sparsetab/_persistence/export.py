@@ -15,7 +15,15 @@ from ..network.serving import ServingTabNet
 from .files import atomic_write
 from .onnx import require_onnx, save_onnx
 
-__all__ = ["EXPORT_FORMATS", "METADATA_FILE", "ONNX_GATE_OUTPUT", "ONNX_INPUTS", "ONNX_OUTPUTS", "export_network"]
+__all__ = [
+    "EXPORT_FORMATS",
+    "METADATA_FILE",
+    "ONNX_GATE_OUTPUT",
+    "ONNX_INPUTS",
+    "ONNX_OUTPUTS",
+    "export_format_for",
+    "export_network",
+]
 
 EXPORT_FORMATS = ("exported_program", "onnx", "torchscript")
 METADATA_FILE = "sparsetab.json"
@@ -30,7 +38,49 @@ _TORCHSCRIPT_RETIRED = (
 )
 
 
+# The formats that a file suffix names: a file of another format under that suffix would not open as its name says.
+_FORMAT_OF_SUFFIX = {".onnx": "onnx", ".pt2": "exported_program"}
+
+
+def export_format_for(path, export_format):
+    """The export format of a call: ``export_format``, or for None the one the suffix of ``path`` names.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file to write.
+    export_format : {"exported_program", "onnx", "torchscript"} or None
+        The format asked for; None: ``"onnx"`` for a ``.onnx`` path, ``"exported_program"`` otherwise.
+
+    Returns
+    -------
+    str
+        One of :data:`EXPORT_FORMATS`.
+
+    Raises
+    ------
+    ValueError
+        If ``export_format`` is not None nor one of :data:`EXPORT_FORMATS`, or differs from the format
+        the suffix names (``.onnx``: ONNX, ``.pt2``: the exported program).
+    """
+    suffix = os.path.splitext(os.fspath(path))[1].lower()
+    named = _FORMAT_OF_SUFFIX.get(suffix)
+    if export_format is None:
+        return named or "exported_program"
+    if export_format not in EXPORT_FORMATS:
+        raise ValueError(f"format must be one of {EXPORT_FORMATS} or None, got {export_format!r}.")
+    if named is not None and named != export_format:
+        raise ValueError(
+            f"path {os.fspath(path)!r} ends in {suffix!r}, the suffix of format={named!r}, but format="
+            f"{export_format!r}: the file would not open as its name says. Leave format out (it follows the "
+            f"suffix), or give the path the suffix of {export_format!r}."
+        )
+    return export_format
+
+
 def _json_value(value):
+    if isinstance(value, (list, tuple)):
+        return [_json_value(item) for item in value]
     if isinstance(value, np.generic):
         return value.item()
     if value is None or isinstance(value, (bool, int, float, str)):
@@ -51,6 +101,10 @@ def _metadata(estimator_name, tabular_encoding, names, numeric_columns, categori
     # Written for gated networks only: the metadata of an ungated one stays what it was before step gates.
     if gated:
         outputs["step_gates"] = "float32 (batch, n_steps): gate in [0, 1] of each decision step"
+    # The classes in the order of the prediction's columns, as a list (one list per output column of a
+    # multiclass-multioutput classifier), so that a server need not parse the description.
+    if output.get("classes") is not None:
+        outputs["classes"] = _json_value(output["classes"])
     if output.get("softmax_blocks") is not None:
         outputs["softmax_blocks"] = [int(width) for width in output["softmax_blocks"]]
     # Written for ensembles only: the metadata of a single network stays what it was before ensembles.
@@ -76,7 +130,7 @@ def _metadata(estimator_name, tabular_encoding, names, numeric_columns, categori
                 "dtype": "int64",
                 "columns": [str(names[j]) for j in categorical_columns],
                 "categories": categories,
-                "coding": "0 = missing or unseen; c + 1 = categories[column][c]",
+                "coding": "0 = missing or unseen; c + 1 = categories[column][c]; any other code is read as 0",
             },
         },
         "outputs": outputs,

@@ -969,6 +969,14 @@ class TabularEncoding:
         names = frame.columns
         for j in np.flatnonzero(~self.is_categorical_):
             column, reference = frame.iloc[:, j], _column_reference(names, j)
+            advice = _unsupported_dtype_advice(column.dtype)
+            if advice is not None:
+                # pandas.to_numeric would read dates and durations as nanosecond counts, and numpy would drop
+                # the imaginary part of complex numbers: refuse them here as fit does.
+                raise TypeError(
+                    f"Column {reference} was numeric at fit and has dtype {column.dtype} now, which is not "
+                    f"supported. Accepted: the numeric, bool, string or object columns of fit. {advice}"
+                )
             if _plain_number_dtype(column.dtype):  # nothing for pandas.to_numeric to convert or refuse
                 yield j, column.to_numpy(dtype=np.float64)
                 continue
@@ -1031,23 +1039,10 @@ class TabularEncoding:
         n_features = frame.shape[1]
         names = [str(name) for name in frame.columns]
         for name, column in frame.items():
-            dtype = column.dtype
-            if (
-                pdt.is_datetime64_any_dtype(dtype)
-                or pdt.is_timedelta64_dtype(dtype)
-                or isinstance(dtype, (pd.PeriodDtype, pd.IntervalDtype))
-                or pdt.is_complex_dtype(dtype)
-            ):
-                if pdt.is_complex_dtype(dtype):
-                    advice = (
-                        "Split it into two real columns first (its real and imaginary parts, or modulus and angle)."
-                    )
-                elif isinstance(dtype, pd.IntervalDtype):
-                    advice = "Convert the intervals to numbers (their left and right ends) or to strings first."
-                else:
-                    advice = "Convert dates to numbers (e.g. timestamps or day of week) or to strings first."
+            advice = _unsupported_dtype_advice(column.dtype)
+            if advice is not None:
                 raise TypeError(
-                    f"Column {name!r} has dtype {dtype}, which is not supported. Accepted: numeric, "
+                    f"Column {name!r} has dtype {column.dtype}, which is not supported. Accepted: numeric, "
                     f"bool, string, object or category columns. {advice}"
                 )
         spec = self.categorical_features
@@ -1115,6 +1110,24 @@ def _is_arrow_decimal(dtype):
     import pyarrow
 
     return pyarrow.types.is_decimal(dtype.pyarrow_dtype)
+
+
+def _unsupported_dtype_advice(dtype):
+    """What to do with a column of ``dtype`` (a str), or None where the dtype is accepted."""
+    if pdt.is_complex_dtype(dtype):
+        return "Split it into two real columns first (its real and imaginary parts, or modulus and angle)."
+    if isinstance(dtype, pd.IntervalDtype):
+        return "Convert the intervals to numbers (their left and right ends) or to strings first."
+    temporal = (
+        pdt.is_datetime64_any_dtype(dtype) or pdt.is_timedelta64_dtype(dtype) or isinstance(dtype, pd.PeriodDtype)
+    )
+    if isinstance(dtype, pd.ArrowDtype):
+        import pyarrow
+
+        temporal = temporal or pyarrow.types.is_temporal(dtype.pyarrow_dtype)
+    if temporal:
+        return "Convert dates to numbers (e.g. timestamps or day of week) or to strings first."
+    return None
 
 
 def _plain_number_dtype(dtype):

@@ -146,6 +146,10 @@ class ServingTabNet(nn.Module):
         self.register_buffer("scale", torch.as_tensor(scale, **float64).reshape(-1) if has_numeric else None)
         clipped = has_numeric and lower is not None
         self.register_buffer("lower", torch.as_tensor(lower, **float64).reshape(-1) if clipped else None)
+        # Codes run from 0 to the column's categories; any other (pandas' -1 for a missing value, a code from
+        # another encoding) is read as 0, missing or unseen. ONNX's Gather would read -1 as the last category.
+        limits = [embedding.num_embeddings for embedding in first_member.embedding.embeddings]
+        self.register_buffer("code_limits", torch.tensor(limits, dtype=torch.int64) if limits else None)
         self.register_buffer("upper", torch.as_tensor(upper, **float64).reshape(-1) if clipped else None)
         flat = None if flat is None or not has_numeric else torch.as_tensor(flat, dtype=torch.bool).reshape(-1)
         self.register_buffer("flat", flat if flat is not None and bool(flat.any()) else None)
@@ -165,7 +169,8 @@ class ServingTabNet(nn.Module):
             The numeric columns, unscaled and unclipped, in training column order.
         codes : torch.Tensor of shape (batch, n_categorical), int64
             Category codes: 0 for missing or unseen, ``c + 1`` for the ``c``-th category seen
-            at fit.
+            at fit. Any other code (negative, as pandas' ``-1`` for a missing value, or beyond the
+            column's categories) is read as 0.
 
         Returns
         -------
@@ -188,6 +193,8 @@ class ServingTabNet(nn.Module):
             values = numeric if self.center is None else (numeric - self.center) / self.scale
         if self.flat is not None:
             values = torch.where(self.flat & ~torch.isnan(values), 0.0, values)
+        if self.code_limits is not None:
+            codes = torch.where((codes < 0) | (codes >= self.code_limits), 0, codes)
         x = torch.cat([values.to(torch.float32), codes.to(torch.float32)], dim=1).index_select(1, self.position)
         if not isinstance(self.network, TabNetEnsemble):
             return self._predict(self.network, x)

@@ -149,7 +149,9 @@ def test_export_predicts_and_explains_like_the_estimator(fitted_regressor, expor
     # TorchScript is deprecated (a FutureWarning) but still written for one release.
     deprecated = pytest.warns(FutureWarning, match="torchscript") if export_format == "torchscript" else nullcontext()
     with deprecated:
-        path = model.export(tmp_path / "model.pt2", format=export_format)
+        path = model.export(
+            tmp_path / ("model.pt2" if export_format == "exported_program" else "model.pt"), format=export_format
+        )
     program = torch.export.load(path).module() if export_format == "exported_program" else torch.jit.load(path)
     numeric, codes = model.transform_inputs(frame)
     assert numeric.shape == (len(frame), 3) and codes.shape == (len(frame), 1)  # raw inputs, unchanged by embeddings

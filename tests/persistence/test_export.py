@@ -1,4 +1,5 @@
 import json
+import os
 import warnings
 
 import numpy as np
@@ -29,11 +30,14 @@ def classifier(fast_params, make_classification_frame):
 
 
 def _export(model, path, export_format="exported_program"):
-    """``model.export``; the deprecated TorchScript format must say so with a FutureWarning."""
+    """``model.export``; the deprecated TorchScript format must say so with a FutureWarning.
+
+    A TorchScript file is written under the suffix ``.pt`` instead: ``.pt2`` names the exported program.
+    """
     if export_format != "torchscript":
         return model.export(path, format=export_format)
     with pytest.warns(FutureWarning, match="format='torchscript' is deprecated.*'exported_program'.*'onnx'"):
-        return model.export(path, format=export_format)
+        return model.export(path.with_suffix(".pt"), format=export_format)
 
 
 def _load(path, export_format):
@@ -67,7 +71,7 @@ def test_exported_classifier_predicts_and_explains_like_the_estimator(
     classifier, export_format, tmp_path, make_classification_frame
 ):
     path = _export(classifier, tmp_path / "model.pt2", export_format)
-    assert [p.name for p in tmp_path.iterdir()] == ["model.pt2"]  # no temporary file left behind
+    assert [p.name for p in tmp_path.iterdir()] == [os.path.basename(path)]  # no temporary file left behind
     module, metadata = _load(path, export_format)
     for n_rows in (1, 7, 100):  # batch sizes other than the two-row example it was traced with
         X, _ = make_classification_frame(n_rows, seed=n_rows)
@@ -82,6 +86,7 @@ def test_exported_classifier_predicts_and_explains_like_the_estimator(
     assert metadata["inputs"]["codes"]["categories"] == {"city": ["Lima", "Oslo", "Paris"], "plan": ["basic", "gold"]}
     assert metadata["outputs"]["columns"] == ["age", "city", "income", "plan"]
     assert "['no', 'yes']" in metadata["outputs"]["prediction"]
+    assert metadata["outputs"]["classes"] == ["no", "yes"]  # the columns' classes, for a server to read
 
 
 def test_exported_regressor_predicts_in_target_units_without_categorical_columns(tmp_path, fast_params):
@@ -100,6 +105,7 @@ def test_exported_regressor_predicts_in_target_units_without_categorical_columns
         atol = 4 * np.finfo(np.float32).eps * scale
         np.testing.assert_allclose(prediction.numpy()[:, column], expected[:, column], rtol=1e-6, atol=atol)
     assert metadata["inputs"]["numeric"]["columns"] == ["x0", "x1", "x2"]
+    assert "classes" not in metadata["outputs"]
 
 
 def test_export_leaves_the_estimator_unchanged(classifier, tmp_path, make_classification_frame):
@@ -113,7 +119,7 @@ def test_export_leaves_the_estimator_unchanged(classifier, tmp_path, make_classi
 
 def test_export_errors(classifier, tmp_path):
     accepted = "\\('exported_program', 'onnx', 'torchscript'\\)"
-    with pytest.raises(ValueError, match=f"format must be one of {accepted}, got 'onnxx'"):
+    with pytest.raises(ValueError, match=f"format must be one of {accepted} or None, got 'onnxx'"):
         classifier.export(tmp_path / "model.onnx", format="onnxx")
     assert not list(tmp_path.iterdir())
     with pytest.raises(NotFittedError):
@@ -148,6 +154,7 @@ def test_exported_multilabel_classifier_gives_one_sigmoid_per_label(
         np.testing.assert_allclose(prediction.numpy(), model.predict_proba(X_new), atol=1e-6)
         np.testing.assert_array_equal(prediction.numpy() > 0.5, model.predict(X_new).astype(bool))
     assert "probability that each of the 3 labels" in metadata["outputs"]["prediction"]
+    assert metadata["outputs"]["classes"] == [0, 1, 2]
     assert "softmax_blocks" not in metadata["outputs"]
 
 
@@ -168,6 +175,7 @@ def test_exported_multioutput_classifier_gives_one_softmax_block_per_column(
     np.testing.assert_allclose(prediction.numpy()[:, 2:].sum(axis=1), 1.0)
     assert metadata["outputs"]["softmax_blocks"] == [2, 3]
     assert "[['no', 'yes'], ['mid', 'old', 'young']]" in metadata["outputs"]["prediction"]
+    assert metadata["outputs"]["classes"] == [["no", "yes"], ["mid", "old", "young"]]
 
 
 def test_model_with_only_categorical_columns_exports(tmp_path, fast_params, make_classification_frame):

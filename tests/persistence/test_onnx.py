@@ -204,3 +204,38 @@ def test_onnx_model_with_step_gates_has_a_step_gates_output(fast_params, tmp_pat
     np.testing.assert_allclose(prediction, model.predict_proba(X_test), rtol=0, atol=ATOL)
     np.testing.assert_allclose(step_masks, explanation.step_masks, rtol=0, atol=ATOL)
     np.testing.assert_allclose(step_gates, explanation.step_gates, rtol=0, atol=ATOL)
+
+
+def test_codes_outside_a_columns_categories_are_read_as_missing_in_both_formats(categorical_model, tmp_path):
+    # ONNX's Gather read pandas' -1 (its code of a missing value) as the last category, with confident
+    # probabilities, while the exported program raised IndexError; both now read any such code as 0.
+    model = categorical_model
+    session = ort.InferenceSession(model.export(tmp_path / "model.onnx"))  # the format follows the suffix
+    program = torch.export.load(model.export(tmp_path / "model.pt2")).module()
+    numeric, codes = model.transform_inputs(_frame(6, seed=2)[["city", "plan"]])
+    missing = np.zeros_like(codes)
+    for outside in (-1, -7, 99):
+        shifted = codes.copy()
+        shifted[:, 0] = outside
+        expected_rows = session.run(None, {"numeric": numeric, "codes": np.column_stack([missing[:, 0], codes[:, 1]])})
+        for served in (
+            session.run(None, {"numeric": numeric, "codes": shifted}),
+            program(*map(torch.from_numpy, (numeric, shifted))),
+        ):
+            np.testing.assert_allclose(np.asarray(served[0]), expected_rows[0], rtol=0, atol=ATOL)
+            np.testing.assert_allclose(np.asarray(served[1]), expected_rows[1], rtol=0, atol=ATOL)
+
+
+@pytest.mark.parametrize(
+    "name, export_format, named",
+    [("model.onnx", "exported_program", "onnx"), ("model.pt2", "onnx", "exported_program")],
+)
+def test_a_format_other_than_the_suffix_names_is_refused_before_any_file(
+    categorical_model, tmp_path, name, export_format, named
+):
+    # model.export("m.onnx") wrote a torch zip archive that onnxruntime could not parse.
+    with pytest.raises(
+        ValueError, match=f"ends in '.{name.split('.')[1]}', the suffix of format='{named}', but format="
+    ):
+        categorical_model.export(tmp_path / name, format=export_format)
+    assert not list(tmp_path.iterdir())

@@ -110,6 +110,29 @@ def test_an_unsupported_column_dtype_is_a_clear_error_with_advice_for_it(column,
         TabularEncoding().fit_transform(frame)
 
 
+@pytest.mark.parametrize(
+    "column, advice",
+    [
+        (pd.to_datetime(["2024-01-01", "2024-02-01"]), "datetime64.*Convert dates to numbers"),
+        (pd.to_timedelta(["40D", "1D"]), "timedelta64.*Convert dates to numbers"),
+        (pd.array([pd.Timestamp("2024-01-01")] * 2, dtype="timestamp[ns][pyarrow]"), "timestamp.*Convert dates"),
+        (np.array([1 + 2j, 3 - 1j]), "complex128.*Split it into two real columns"),
+        (pd.arrays.IntervalArray.from_breaks([0, 1, 2]), "interval.*their left and right ends"),
+    ],
+    ids=["datetime", "timedelta", "arrow-timestamp", "complex", "interval"],
+)
+def test_a_numeric_column_of_an_unsupported_dtype_at_transform_is_refused_as_at_fit(column, advice):
+    # pandas.to_numeric read dates and durations as nanosecond counts (a prediction from 1.6e18, clipped), and numpy
+    # dropped the imaginary part of complex numbers: both gave predictions without an error.
+    encoding = TabularEncoding()
+    encoding.fit_transform(pd.DataFrame({"when": [1.0, 2.0, 3.0], "x": [1.0, 2.0, 3.0]}))
+    frame = pd.DataFrame({"when": column, "x": [1.0, 2.0]})
+    with pytest.raises(TypeError, match=f"^Column 'when' was numeric at fit and has dtype {advice}"):
+        encoding.transform(frame)
+    with pytest.raises(TypeError, match="^Column 'when' was numeric at fit"):
+        encoding.check(frame)
+
+
 def test_numeric_missing_values_stay_nan_and_infinities_are_named():
     frame = pd.DataFrame({"a": [1.0, -np.inf, np.inf, 2.0], "b": [1.0, 2.0, np.nan, np.inf], "c": [1.0] * 4})
     with pytest.raises(ValueError, match=r"infinite values \(column: count\) 'a': 2, 'b': 1\. "):
