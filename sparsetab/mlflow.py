@@ -106,6 +106,16 @@ def _model_arguments(estimator, folder):
     from mlflow.models.signature import ModelSignature
     from mlflow.types.schema import ParamSchema, ParamSpec
 
+    from ._base import BaseSparseTabNet
+
+    if not isinstance(estimator, BaseSparseTabNet):
+        # A Pipeline failed with "'Pipeline' object has no attribute 'save_model'".
+        raise TypeError(
+            f"estimator must be a fitted SparseTabNetClassifier or SparseTabNetRegressor, got "
+            f"{type(estimator).__name__}. A Pipeline or another scikit-learn object cannot be stored as a model "
+            "file: log it with mlflow.sklearn.log_model (a pickle), or store it with joblib.dump; read either "
+            "only from a source you trust."
+        )
     file = Path(folder) / _FILE_NAME
     estimator.save_model(file)
     return dict(
@@ -136,6 +146,9 @@ def save_model(estimator, path):
     ------
     ImportError
         If MLflow is not installed (the message names the extra).
+    TypeError
+        If ``estimator`` is not a SparseTabNet classifier or regressor (a Pipeline, for
+        example: log it with ``mlflow.sklearn.log_model``).
     sklearn.exceptions.NotFittedError
         If the estimator is not fitted.
     """
@@ -164,6 +177,9 @@ def log_model(estimator, name="model"):
     ------
     ImportError
         If MLflow is not installed (the message names the extra).
+    TypeError
+        If ``estimator`` is not a SparseTabNet classifier or regressor (a Pipeline, for
+        example: log it with ``mlflow.sklearn.log_model``).
     sklearn.exceptions.NotFittedError
         If the estimator is not fitted.
     """

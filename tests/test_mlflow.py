@@ -79,6 +79,17 @@ def test_another_mlflow_model_is_not_taken_for_ours(tmp_path):
         sparsetab_mlflow.load_estimator(tmp_path / "other")
 
 
+def test_a_pipeline_is_refused_with_the_way_to_store_it(model, tmp_path):
+    # A Pipeline failed with "'Pipeline' object has no attribute 'save_model'".
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import FunctionTransformer
+
+    pipeline = make_pipeline(FunctionTransformer(), model)
+    with pytest.raises(TypeError, match=r"^estimator must be a fitted .* got Pipeline\. .*mlflow\.sklearn\.log_model"):
+        sparsetab_mlflow.save_model(pipeline, tmp_path / "pipeline")
+    assert not (tmp_path / "pipeline").exists()
+
+
 def test_without_mlflow_the_error_names_the_extra(model, tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "mlflow", None)
     with pytest.raises(ImportError, match=r'pip install "sparsetab\[mlflow\]"'):

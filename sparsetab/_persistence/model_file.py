@@ -303,6 +303,11 @@ def _what_the_file_is(path):
     for magic, name in _COMPRESSED.items():
         if head.startswith(magic):
             return f"a {name}-compressed file (from a compressed joblib.dump?). {_PICKLE_ADVICE}"
+    if head.startswith(b"PK\x03\x04") and _is_exported_program(path):
+        return (
+            "a serving program written by export() (torch.export). Load it with torch.export.load(path).module(); "
+            "load_model reads the files that save_model writes"
+        )
     if head.startswith(b"PK\x03\x04"):
         return (
             "a zip archive as torch.save writes, but not a complete model file: truncated, or torch.save of "
@@ -314,6 +319,17 @@ def _what_the_file_is(path):
         if error.start < len(head) - 4:  # not only a character cut at the end of the 512 bytes
             return "a binary file of another format"
     return "a text file"
+
+
+def _is_exported_program(path):
+    """Whether the zip archive ``path`` is a program of ``torch.export.save`` (it holds ``models/model.json``)."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            return any(name.endswith("/models/model.json") for name in archive.namelist())
+    except (zipfile.BadZipFile, OSError):  # a truncated archive has no readable directory
+        return False
 
 
 def _read(path):

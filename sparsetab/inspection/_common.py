@@ -274,6 +274,48 @@ def is_int(value):
     return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
 
 
+def check_feature_names(names, n_features, source):
+    """``names`` as a list of str, one per feature of the array ``source``.
+
+    Parameters
+    ----------
+    names : array-like of shape (n_features,)
+        The display's ``feature_names``.
+    n_features : int
+        Features of the array they label.
+    source : str
+        That array's name, for the error message.
+
+    Returns
+    -------
+    list of str
+
+    Raises
+    ------
+    ValueError
+        If ``names`` is a string or does not hold exactly ``n_features`` names (a shorter list left columns
+        unlabelled or failed with an IndexError while drawing).
+    """
+    if isinstance(names, str):
+        raise ValueError(
+            f"feature_names must be a list of names, one per feature of {source}, got the string {names!r}."
+        )
+    names = [str(name) for name in np.ravel(np.asarray(names, dtype=object))]
+    if len(names) != n_features:
+        raise ValueError(
+            f"feature_names must hold one name per feature of {source} ({n_features}), got {len(names)}: {names[:5]}"
+            f"{'...' if len(names) > 5 else ''}."
+        )
+    return names
+
+
+def check_finite(values, argument):
+    """Raise a ValueError naming ``argument`` where ``values`` (a float array) holds NaN or infinity."""
+    bad = int(np.size(values) - np.isfinite(values).sum())
+    if bad:
+        raise ValueError(f"{argument} must be finite, got {bad} NaN or infinite value(s).")
+
+
 def check_positive_int(value, argument):
     """``value`` as an int >= 1, or None.
 

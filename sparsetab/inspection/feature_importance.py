@@ -2,7 +2,16 @@
 
 import numpy as np
 
-from ._common import check_positive_int, explain, feature_names, group_features, single_axes, unwrap_estimator
+from ._common import (
+    check_feature_names,
+    check_finite,
+    check_positive_int,
+    explain,
+    feature_names,
+    group_features,
+    single_axes,
+    unwrap_estimator,
+)
 
 __all__ = ["FeatureImportanceDisplay"]
 
@@ -88,20 +97,32 @@ class FeatureImportanceDisplay:
         Raises
         ------
         ValueError
-            If ``top_k`` is not None or an int >= 1, or ``importances`` is not 1-D.
+            If ``top_k`` is not None or an int >= 1, ``importances`` is not 1-D or not finite,
+            ``feature_names`` does not hold one name per importance, or ``std`` is not of the
+            importances' shape, finite and >= 0.
         """
         top_k = check_positive_int(top_k, "top_k")
         importances = np.asarray(self.importances, dtype=np.float64)
         if importances.ndim != 1:
             raise ValueError(f"importances must be 1-D, got shape {importances.shape}.")
+        check_finite(importances, "importances")
+        all_names = check_feature_names(self.feature_names, importances.size, "importances")
+        std = None
+        if self.std is not None:
+            std = np.asarray(self.std, dtype=np.float64)
+            if std.shape != importances.shape:
+                raise ValueError(f"std must have the shape of importances {importances.shape}, got shape {std.shape}.")
+            check_finite(std, "std")
+            if (std < 0).any():
+                raise ValueError(f"std must be >= 0, got {float(std.min())!r}.")
         order = np.argsort(-importances, kind="stable")[:top_k]
-        names = [str(self.feature_names[i]) for i in order]
+        names = [all_names[i] for i in order]
         figure, ax = single_axes(
             ax, "FeatureImportanceDisplay.plot", figsize=(6.0, 0.3 * len(order) + 1.5 + 0.3 * (self.std is not None))
         )
         xerr = None
-        if self.std is not None:  # importances are >= 0: the lower bar stops at zero
-            std = np.asarray(self.std, dtype=np.float64)[order]
+        if std is not None:  # importances are >= 0: the lower bar stops at zero
+            std = std[order]
             xerr = np.vstack([np.minimum(std, np.clip(importances[order], 0.0, None)), std])
         positions = np.arange(len(order))
         self.bars_ = ax.barh(

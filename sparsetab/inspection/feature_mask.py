@@ -3,8 +3,10 @@
 import numbers
 
 import numpy as np
+import pandas as pd
 
 from ._common import (
+    check_feature_names,
     check_positive_int,
     explain,
     feature_names,
@@ -127,7 +129,14 @@ class FeatureMaskDisplay:
             detail = mode if self.step_labels is None else f" ({self.step_labels[position]})"
             panels.append((f"step {int(step) + 1} mask{detail}", step_masks[:, position]))
         if self.importances is not None:
-            panels.append((f"aggregate mask{mode}", np.asarray(self.importances)))
+            importances = np.asarray(self.importances, dtype=np.float64)
+            expected = (step_masks.shape[0], step_masks.shape[2])
+            if importances.shape != expected:
+                raise ValueError(
+                    f"importances must have shape (n_samples, n_features) = {expected}, the rows and features of "
+                    f"step_masks; got shape {importances.shape}."
+                )
+            panels.append((f"aggregate mask{mode}", importances))
         return panels
 
     def plot(self, ax=None, *, cmap="viridis", vmax=None, colorbar=True, xticks_rotation="vertical"):
@@ -156,14 +165,15 @@ class FeatureMaskDisplay:
         Raises
         ------
         ValueError
-            If ``step_masks`` is not 3-D, there is nothing to draw (no step and no
-            ``importances``), ``ax`` does not hold one Axes per panel, or ``vmax`` is not None
-            or a positive number.
+            If ``step_masks`` is not 3-D, ``importances`` is not of shape (n_samples, n_features)
+            or ``feature_names`` does not hold one name per feature, there is nothing to draw (no
+            step and no ``importances``), ``ax`` does not hold one Axes per panel, or ``vmax`` is
+            not None or a positive number.
         """
         panels = self._panels()
         if not panels:
             raise ValueError("Nothing to draw: no step selected and no aggregate mask (importances is None).")
-        names = [str(name) for name in self.feature_names]
+        names = check_feature_names(self.feature_names, np.shape(self.step_masks)[2], "step_masks")
         if vmax is None:
             vmax = max(float(np.max(values)) if values.size else 0.0 for _, values in panels)
             vmax = vmax if vmax > 0 else 1.0
@@ -286,7 +296,7 @@ class FeatureMaskDisplay:
         sample_label = "sample"
         if sort_samples_by is not None:
             key = _column_values(X, sort_samples_by)[positions]
-            positions = positions[np.argsort(key, kind="stable")]
+            positions = positions[_sample_order(key, sort_samples_by)]
             sample_label = f"sample, sorted by {sort_samples_by}"
         explanation = explain(model, preprocessing, take_rows(X, positions))
         names, (all_masks, all_importances), _ = group_features(
@@ -345,3 +355,16 @@ def _column_values(X, column):
             f"got {column!r}."
         )
     return array[:, int(column)]
+
+
+def _sample_order(key, column):
+    """Positions that sort ``key`` (stable, missing values last); ValueError naming ``sort_samples_by``."""
+    # pandas orders text with missing values (None, NaN, pd.NA) where numpy's argsort compares str with float.
+    try:
+        return pd.Series(key).sort_values(kind="stable", na_position="last").index.to_numpy()
+    except TypeError as error:
+        kinds = sorted({type(value).__name__ for value in key if not pd.isna(value)})
+        raise ValueError(
+            f"sort_samples_by={column!r} names a column whose values cannot be ordered: they mix the types "
+            f"{', '.join(kinds)}. Convert the column to one type first (for example with .astype(str))."
+        ) from error

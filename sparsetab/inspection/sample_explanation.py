@@ -4,6 +4,7 @@ import numpy as np
 from sklearn.base import is_classifier
 
 from ._common import (
+    check_feature_names,
     explain,
     feature_names,
     format_value,
@@ -115,14 +116,14 @@ class SampleExplanationDisplay:
         Raises
         ------
         ValueError
-            If ``step_masks`` is not 2-D, or ``feature_values`` does not have one value per
-            feature.
+            If ``step_masks`` is not 2-D, or ``feature_names`` or ``feature_values`` does not
+            have one entry per feature.
         """
         masks = np.asarray(self.step_masks, dtype=np.float64)
         if masks.ndim != 2:
             raise ValueError(f"step_masks must have shape (n_steps, n_features), got shape {masks.shape}.")
         n_steps, n_features = masks.shape
-        names = [str(name) for name in self.feature_names]
+        names = check_feature_names(self.feature_names, n_features, "step_masks")
         if self.feature_values is not None:
             values = list(self.feature_values)
             if len(values) != n_features:

@@ -5,6 +5,7 @@ import numbers
 import numpy as np
 
 from ._common import (
+    check_feature_names,
     check_positive_int,
     explain,
     feature_names,
@@ -137,7 +138,7 @@ class StepSummaryDisplay:
         Raises
         ------
         ValueError
-            If ``step_masks`` is not 2-D, ``importances`` does not have one value per feature,
+            If ``step_masks`` is not 2-D, ``feature_names`` or ``importances`` does not have one entry per feature,
             ``step_gates`` not one value per step, ``top_k`` is not None or an int >= 1, or
             ``vmax`` is not None or a positive number.
         """
@@ -146,6 +147,7 @@ class StepSummaryDisplay:
         if masks.ndim != 2:
             raise ValueError(f"step_masks must have shape (n_steps, n_features), got shape {masks.shape}.")
         n_steps, n_features = masks.shape
+        all_names = check_feature_names(self.feature_names, n_features, "step_masks")
         step_labels = [f"step {step + 1}" for step in range(n_steps)]
         if self.step_gates is not None:
             gates = np.asarray(self.step_gates, dtype=np.float64)
@@ -172,7 +174,7 @@ class StepSummaryDisplay:
             vmax = float(values.max()) if values.size and values.max() > 0 else 1.0
         elif not isinstance(vmax, numbers.Real) or not vmax > 0:
             raise ValueError(f"vmax must be None or a positive number, got {vmax!r}.")
-        names = [str(self.feature_names[position]) for position in order]
+        names = [all_names[position] for position in order]
         figsize = (max(5.5, 0.45 * len(order) + 2.5), max(2.2, 0.42 * len(labels) + 1.9))
         figure, ax = single_axes(ax, "StepSummaryDisplay.plot", figsize=figsize)
         self.im_ = ax.imshow(values, aspect="auto", cmap=cmap, vmin=0.0, vmax=vmax, interpolation="nearest")

@@ -126,6 +126,21 @@ def test_plot_rejects_importances_not_1d():
         FeatureImportanceDisplay(np.ones((2, 2)), ["a", "b"]).plot()
 
 
+@pytest.mark.parametrize(
+    "importances, names, std, match",
+    [
+        ([0.5, 0.5], ["a"], None, r"^feature_names must hold one name per feature of importances \(2\), got 1"),
+        ([0.5, np.nan], ["a", "b"], None, r"^importances must be finite, got 1 NaN or infinite value\(s\)\."),
+        ([0.5, 0.5], ["a", "b"], [0.1, -0.1], r"^std must be >= 0, got -0\.1"),
+        ([0.5, 0.5], ["a", "b"], [0.1], r"^std must have the shape of importances \(2,\), got shape \(1,\)\."),
+    ],
+)
+def test_plot_rejects_names_and_values_it_cannot_draw(importances, names, std, match):
+    # These failed in matplotlib (an IndexError, "'xerr' must not contain negative values") or drew NaN silently.
+    with pytest.raises(ValueError, match=match):
+        FeatureImportanceDisplay(np.array(importances), names, std=std).plot()
+
+
 def test_pipeline_feature_names(pipeline_case, tick_texts):
     case = pipeline_case
     display = FeatureImportanceDisplay.from_estimator(case.pipeline)

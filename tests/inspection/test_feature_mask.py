@@ -76,6 +76,42 @@ def test_sorts_features_and_samples(model, data, tick_texts):
     assert display.ax_.get_ylabel() == "sample, sorted by height"
 
 
+def test_sorts_samples_by_a_text_column_with_missing_values_last(model, data):
+    # numpy's argsort compared str with None: "'<' not supported between instances of 'str' and 'float'".
+    X, _ = data
+    X = X.iloc[:6].copy()
+    X["colour"] = X["colour"].astype(object)
+    X.loc[[1, 4], "colour"] = [None, np.nan]
+    X.loc[[0, 2, 3, 5], "colour"] = ["red", "blue", "green", "blue"]
+    display = FeatureMaskDisplay.from_estimator(model, X, sort_samples_by="colour")
+    assert_array_equal(display.sample_indices_, [2, 5, 3, 0, 1, 4])  # blue, blue, green, red, then the missing
+
+
+def test_a_sort_column_of_mixed_types_is_named(model, data):
+    X, _ = data
+    X = X.iloc[:4].copy()
+    X["mixed"] = np.array(["a", 2, "b", 1], dtype=object)
+    with pytest.raises(ValueError, match=r"^sort_samples_by='mixed' names a column .* mix the types int, str\."):
+        FeatureMaskDisplay.from_estimator(model, X, sort_samples_by="mixed")
+
+
+@pytest.mark.parametrize(
+    "names, message",
+    [
+        (["a", "b"], r"hold one name per feature of step_masks \(4\), got 2: \['a', 'b'\]\."),
+        ("abcd", "be a list of names, one per feature of step_masks, got the string 'abcd'"),
+    ],
+)
+def test_feature_names_of_another_length_are_refused(model, data, names, message):
+    # Two names for four features drew without error, with two columns unlabelled.
+    X, _ = data
+    explanation = model.explain(X.iloc[:5])
+    with pytest.raises(ValueError, match=f"^feature_names must {message}"):
+        FeatureMaskDisplay(explanation.step_masks, explanation.importances, names).plot()
+    with pytest.raises(ValueError, match=r"^importances must have shape \(n_samples, n_features\) = \(5, 4\)"):
+        FeatureMaskDisplay(explanation.step_masks, explanation.importances[:, :2], explanation.feature_names).plot()
+
+
 def test_draws_on_given_axes(model, data):
     X, _ = data
     figure, axes = plt.subplots(1, 3)

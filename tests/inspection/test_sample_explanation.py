@@ -91,6 +91,11 @@ def test_plot_rejects_step_masks_not_2d():
         SampleExplanationDisplay(np.ones(3), ["a", "b", "c"]).plot()
 
 
+def test_plot_rejects_feature_names_of_another_length():
+    with pytest.raises(ValueError, match=r"^feature_names must hold one name per feature of step_masks \(3\), got 4"):
+        SampleExplanationDisplay(np.full((2, 3), 1 / 3), ["a", "b", "c", "d"]).plot()
+
+
 def test_pipeline_uses_transformed_X_and_feature_names(pipeline_case, tick_texts):
     case = pipeline_case
     display = SampleExplanationDisplay.from_estimator(case.pipeline, case.X, 3)

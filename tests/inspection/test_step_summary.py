@@ -128,6 +128,12 @@ def test_plot_rejects_bad_arrays(masks, importances, plot_kwargs, match):
         StepSummaryDisplay(masks, ["a", "b", "c"], importances=importances).plot(**plot_kwargs)
 
 
+def test_plot_rejects_feature_names_of_another_length():
+    # Two names for three features failed with a bare IndexError while drawing.
+    with pytest.raises(ValueError, match=r"^feature_names must hold one name per feature of step_masks \(3\), got 2"):
+        StepSummaryDisplay(np.full((2, 3), 1 / 3), ["a", "b"]).plot()
+
+
 def test_all_zero_masks_get_a_unit_scale():
     display = StepSummaryDisplay(np.zeros((1, 2)), ["a", "b"]).plot()
     assert display.im_.get_clim() == (0.0, 1.0)

@@ -147,6 +147,8 @@ def test_a_pickle_payload_is_refused_and_not_run(tmp_path, monkeypatch):
         (lambda model, path: path.write_text("sepal_length,species\n5.1,setosa\n"), "a text file"),
         (lambda model, path: path.write_bytes(bytes(range(256)) * 4), "a binary file of another format"),
         (lambda model, path: path.write_bytes(b""), "an empty file"),
+        # A zip archive too, which was called "truncated, or torch.save of other objects".
+        (lambda model, path: model.export(path, format="exported_program"), "a serving program written by export"),
     ],
 )
 def test_files_of_other_kinds_are_named_and_torch_advice_is_not_repeated(classifier, tmp_path, write, what):
@@ -158,6 +160,8 @@ def test_files_of_other_kinds_are_named_and_torch_advice_is_not_repeated(classif
     ) as info:
         load_model(path)
     assert "weights_only" not in str(info.value)
+    if what.startswith("a serving program"):
+        assert "torch.export.load(path).module()" in str(info.value)
     if what.startswith("a pickle") or what.endswith("-compressed file"):
         assert "pickle.load or joblib.load" in str(info.value) and "source you trust" in str(info.value)
 
