@@ -352,9 +352,7 @@ def _command_predict(arguments):
     X = _features(model, frame, arguments.data)
     result = pd.DataFrame(index=range(len(frame)))
     if arguments.id is not None:
-        if arguments.id not in frame.columns:
-            raise UserError(f"--id {arguments.id!r} is not a column of {str(arguments.data)!r}.")
-        result[arguments.id] = frame[arguments.id].to_numpy()
+        result[arguments.id] = _id_values(frame, arguments)
     prediction = np.asarray(model.predict(X))
     if prediction.ndim == 1:
         result["prediction"] = prediction
@@ -372,6 +370,13 @@ def _command_predict(arguments):
     _write_table(result, arguments.output)
 
 
+def _id_values(frame, arguments):
+    """The values of ``--id``'s column of DATA, one per row; UserError where DATA has no such column."""
+    if arguments.id not in frame.columns:
+        raise UserError(f"--id {arguments.id!r} is not a column of {str(arguments.data)!r}.")
+    return frame[arguments.id].to_numpy()
+
+
 def _command_explain(arguments):
     model = _load(arguments.model)
     frame = read_table(arguments.data, text_columns=text_columns(model))
@@ -379,6 +384,7 @@ def _command_explain(arguments):
         if arguments.rows < 1:
             raise UserError(f"--rows must be at least 1, got {arguments.rows}.")
         frame = frame.head(arguments.rows)
+    ids = None if arguments.id is None else _id_values(frame, arguments)
     X = _features(model, frame, arguments.data)
     explanation = model.explain(X)
     names = [str(name) for name in explanation.feature_names]
@@ -394,9 +400,13 @@ def _command_explain(arguments):
         )
         if explanation.step_gates is not None:  # a model with step gates: each (row, step)'s gate on its lines
             result["gate"] = np.repeat(explanation.step_gates.reshape(-1), n_features)
+        if ids is not None:  # beside the row number, on every line of the row
+            result.insert(1, arguments.id, np.repeat(ids, n_steps * n_features))
     else:
         result = pd.DataFrame(explanation.importances, columns=names)
         result.insert(0, "row", np.arange(len(frame)))
+        if ids is not None:
+            result.insert(1, arguments.id, ids)
     if arguments.plot is not None:
         # Drawn before the table is written: a reader that closes the pipe early (`| head`) ends the process
         # there, and the figure asked for would silently be missing.
@@ -566,6 +576,7 @@ def _parser():
     explain = on_a_table("explain", "Per-row feature importances (the aggregate attention mask), or the step masks.")
     explain.add_argument("--plot", metavar="FIGURE", help="also draw the mask figure (PNG, SVG or PDF)")
     explain.add_argument("--rows", type=int, metavar="N", help="only the first N rows")
+    explain.add_argument("--id", metavar="COLUMN", help="copy this column of DATA into the output, after row")
     explain.add_argument(
         "--steps",
         action="store_true",

@@ -378,6 +378,17 @@ def test_fit_drop_leaves_an_id_column_out_and_predict_copies_it(fitted):
     assert code == 0, err
     table = pd.read_csv(io.StringIO(out))
     assert list(table.columns) == ["person", "prediction"] and table["person"].tolist()[:2] == ["p0", "p1"]
+    # explain had no --id: its rows, numbered 0..n, could not be joined back to the data.
+    code, out, err = _call("explain", "dropped.sparsetab", "test.csv", "--rows", "3", "--id", "person", cwd=folder)
+    assert code == 0, err
+    table = pd.read_csv(io.StringIO(out))
+    assert list(table.columns[:3]) == ["row", "person", "age"] and table["person"].tolist() == ["p0", "p1", "p2"]
+    code, out, err = _call(
+        "explain", "dropped.sparsetab", "test.csv", "--rows", "2", "--steps", "--id", "person", cwd=folder
+    )
+    steps = pd.read_csv(io.StringIO(out))
+    assert list(steps.columns) == ["row", "person", "step", "feature", "mask"]
+    assert (steps.groupby("row")["person"].unique().map(list).tolist()) == [["p0"], ["p1"]]
     code, out, err = _call("evaluate", "dropped.sparsetab", "test.csv", "--target", "income", "--json", cwd=folder)
     assert code == 0 and json.loads(out)["rows"] == 150, err
     frame = pd.read_csv(folder / "test.csv")[["person", "income"]]
