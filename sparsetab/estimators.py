@@ -428,7 +428,10 @@ class SparseTabNetClassifier(ClassifierMixin, BaseSparseTabNet):
     feature_importances_ : numpy.ndarray of shape (``n_features_in_``,)
         Mean of the per-row aggregate importances (see :meth:`explain`) over the training
         rows, rows whose importances are all zero excluded, on a random subsample of 10,000
-        rows when there are more; sums to 1 (uniform if every row is all zero). ``fit``
+        rows when there are more; sums to 1 (uniform if every row is all zero). The mean is
+        unweighted (TabNet's definition, Arik and Pfister, AAAI 2021, section 4): rows of any
+        positive ``sample_weight`` count once; for a weighted mean, use
+        ``numpy.average(model.explain(X).importances, axis=0, weights=w)``. ``fit``
         computes it; after :meth:`partial_fit` it is computed on first access and kept until
         the next call, so a stream of ``partial_fit`` calls does not pay for it each time.
     categories_ : dict of str -> numpy.ndarray
@@ -1214,7 +1217,10 @@ class SparseTabNetRegressor(RegressorMixin, BaseSparseTabNet):
     feature_importances_ : numpy.ndarray of shape (``n_features_in_``,)
         Mean of the per-row aggregate importances (see :meth:`explain`) over the training
         rows, rows whose importances are all zero excluded, on a random subsample of 10,000
-        rows when there are more; sums to 1 (uniform if every row is all zero). ``fit``
+        rows when there are more; sums to 1 (uniform if every row is all zero). The mean is
+        unweighted (TabNet's definition, Arik and Pfister, AAAI 2021, section 4): rows of any
+        positive ``sample_weight`` count once; for a weighted mean, use
+        ``numpy.average(model.explain(X).importances, axis=0, weights=w)``. ``fit``
         computes it; after :meth:`partial_fit` it is computed on first access and kept until
         the next call, so a stream of ``partial_fit`` calls does not pay for it each time.
     categories_ : dict of str -> numpy.ndarray

@@ -23,8 +23,17 @@ def _member_position(member, group, names, index):
     if isinstance(member, str):
         if member not in index:
             shown = [str(name) for name in names[:20]] + (["..."] if len(names) > 20 else [])
+            hint = ""
+            if all(str(name) == f"x{position}" for position, name in enumerate(names)):
+                # The estimator saw an array (a Pipeline's transformed output): its features have positional names.
+                hint = (
+                    " The estimator was fitted without column names: name the members by position (e.g. "
+                    "feature_groups_from_transformer(..., positions=True)), or have the transformer give a DataFrame "
+                    "(set_output(transform='pandas'))."
+                )
             raise ValueError(
-                f"groups[{group!r}] names column {member!r}, which is not a feature name; feature names are {shown}."
+                f"groups[{group!r}] names column {member!r}, which is not a feature name; feature names are "
+                f"{shown}.{hint}"
             )
         return index[member]
     if isinstance(member, numbers.Integral) and not isinstance(member, (bool, np.bool_)):

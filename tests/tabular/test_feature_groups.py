@@ -57,6 +57,15 @@ def test_bad_groups_name_the_group_and_the_value(groups, match):
         resolve_feature_groups(groups, NAMES)
 
 
+def test_a_name_among_positional_feature_names_says_how_to_name_the_members():
+    # A Pipeline's transformer gave the estimator an array: its features are x0, x1, ..., and the groups of
+    # feature_groups_from_transformer (without positions=True) name the transformer's output columns.
+    with pytest.raises(ValueError, match=r"'pipeline__age', which is not a feature name; .* positions=True\)"):
+        resolve_feature_groups({"age": ["pipeline__age"]}, ["x0", "x1", "x2"])
+    with pytest.raises(ValueError, match=r"not a feature name; feature names are \[[^]]*\]\.$"):
+        resolve_feature_groups({"colour": ["colour_pink"]}, NAMES)  # named features: no such hint
+
+
 def test_groups_must_be_a_dict():
     with pytest.raises(TypeError, match=r"groups must be a dict .*got list"):
         resolve_feature_groups([["age"]], NAMES)
