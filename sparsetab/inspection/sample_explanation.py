@@ -171,9 +171,10 @@ class SampleExplanationDisplay:
 
         The tick labels give the row's value of each feature: the value in ``X`` for a column
         of ``X`` (for a group named after a column of ``X``, such as the source column of
-        one-hot columns, that column's value), else the value the model sees (after the
-        pipeline's earlier steps) for a column of its own; a group of several model columns
-        with no column of ``X`` by its name has no value. The title gives the prediction, and
+        one-hot columns, that column's value; ``X`` without column names has the columns
+        ``x0, x1, ...``), else the value the model sees for a model column under its own name
+        (after the pipeline's earlier steps) or, without earlier steps, in a group of one; any
+        other group has no value. The title gives the prediction, and
         a classifier's probability of the predicted class.
 
         Parameters
@@ -220,7 +221,7 @@ class SampleExplanationDisplay:
                 f"index must be an int in {-n_samples}..{n_samples - 1} (a row position in X), got {index!r}."
             )
         position = int(index) % n_samples
-        names = feature_names(model, preprocessing)
+        names = input_names = feature_names(model, preprocessing)
         group_features(names, groups)  # checked before explaining
         row = take_rows(X, [position])
         explanation = explain(model, preprocessing, row)
@@ -241,7 +242,7 @@ class SampleExplanationDisplay:
             importances=importances if aggregate else None,
             step_importance=explanation.step_importance[0],
             step_gates=None if explanation.step_gates is None else explanation.step_gates[0],
-            feature_values=_row_values(row, names, members, preprocessing),
+            feature_values=_row_values(row, names, members, preprocessing, input_names),
             title=f"row {position} ({mode_label(model)}): predicted {text}",
         )
         display.prediction_, display.probability_ = prediction, probability
@@ -264,11 +265,12 @@ def _prediction(estimator, model, row):
     return prediction, float(proba[0, classes.index(prediction)])
 
 
-def _row_values(row, names, members, preprocessing):
-    """The row's value for each drawn column: from ``row`` by name, else the model input of a one-column group."""
-    raw = {}
+def _row_values(row, names, members, preprocessing, input_names):
+    """The row's value for each drawn column: from ``row`` by name, else a model input under its own name."""
     if hasattr(row, "columns"):
         raw = {str(column): row.iloc[0, position] for position, column in enumerate(row.columns)}
+    else:  # scikit-learn's names of the columns of an array, which feature_groups_from_transformer's groups use
+        raw = {f"x{position}": value for position, value in enumerate(np.asarray(row, dtype=object)[0])}
     if preprocessing is None:  # the model sees the columns of X
         inputs = row.iloc[0].to_numpy(dtype=object) if hasattr(row, "columns") else np.asarray(row, dtype=object)[0]
     else:
@@ -280,10 +282,15 @@ def _row_values(row, names, members, preprocessing):
             inputs = np.asarray(transformed, dtype=object)[0]
     values = []
     for name, columns in zip(names, members):
-        if name in raw:
+        own = len(columns) == 1 and input_names[int(columns[0])] == name
+        if own and preprocessing is not None:  # the transformed value, under the transformed column's name
+            values.append(inputs[int(columns[0])])
+        elif name in raw:
             values.append(raw[name])
-        elif len(columns) == 1:
+        elif len(columns) == 1 and preprocessing is None:  # a raw column of X under a group's name
             values.append(inputs[int(columns[0])])
         else:
+            # After a pipeline's steps, a group's name that is no column of X: the model's input (scaled, say)
+            # would read as the value of the column the group is named after.
             values.append(None)
     return values

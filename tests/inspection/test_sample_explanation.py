@@ -114,6 +114,25 @@ def test_pipeline_uses_transformed_X_and_feature_names(pipeline_case, tick_texts
     assert_allclose(_heights(grouped.bars_[0]), [masks[0, 0] + masks[0, 1], masks[0, 2]], rtol=1e-6)
 
 
+def test_a_pipeline_on_an_array_shows_the_raw_values_of_the_source_columns(tiny, tick_texts):
+    # The scaled value of x0 was shown as "x0 = 1.109" (its raw value 70) for groups named after X's columns.
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    rng = np.random.default_rng(4)
+    X = np.column_stack([rng.normal(50, 10, size=90), rng.normal(size=90)])
+    transformer = ColumnTransformer([("scale", StandardScaler(), [0]), ("keep", "passthrough", [1])])
+    pipeline = make_pipeline(transformer, SparseTabNetRegressor(**tiny)).fit(X, X[:, 1])
+    scaled = pipeline[:-1].transform(X[[7]])[0]
+    display = SampleExplanationDisplay.from_estimator(pipeline, X, 7)
+    assert tick_texts(display.ax_.get_xticklabels()) == [f"scale__x0 = {scaled[0]:.4g}", f"keep__x1 = {X[7, 1]:.4g}"]
+    grouped = SampleExplanationDisplay.from_estimator(pipeline, X, 7, groups={"x1": [1], "x0": [0]})
+    assert tick_texts(grouped.ax_.get_xticklabels()) == [f"x0 = {X[7, 0]:.4g}", f"x1 = {X[7, 1]:.4g}"]
+    renamed = SampleExplanationDisplay.from_estimator(pipeline, X, 7, groups={"age": [0]})
+    assert tick_texts(renamed.ax_.get_xticklabels()) == ["age", f"keep__x1 = {X[7, 1]:.4g}"]
+
+
 def test_values_of_a_group_named_after_a_column_of_X(model, data, tick_texts):
     X, _ = data
     display = SampleExplanationDisplay.from_estimator(model, X, 2, groups={"age": ["age", "height"], "w": ["weight"]})
