@@ -93,10 +93,14 @@ def to_frame(X):
 
 
 def _column_reference(columns, position):
-    # A column as messages name it: its name when it is a string; otherwise (an integer label, which scikit-learn
-    # does not check at predict, so columns are matched by position) the label and the position.
+    # A column as messages name it: its name when it is a string; otherwise (an array's column, or an integer
+    # label, which scikit-learn does not check at predict, so columns are matched by position) the name that
+    # explain() and the displays give it, x<position>, with the label where it is not the position.
     name = columns[position]
-    return repr(name) if isinstance(name, str) else f"{str(name)!r} at position {position}"
+    if isinstance(name, str):
+        return repr(name)
+    label = "" if str(name) == str(position) else f" (label {str(name)!r})"
+    return f"'x{position}'{label} at position {position}"
 
 
 def validate_frame(estimator, X, reset):

@@ -80,8 +80,13 @@ def test_a_column_without_a_string_name_is_named_with_its_position():
     frame = pd.DataFrame({0: [1.0, 2.0, 3.0], 1: [4.0, 5.0, 6.0], 2: ["a", "b", "a"]})
     encoding = TabularEncoding()
     encoding.fit_transform(frame)
-    with pytest.raises(ValueError, match=r"^Column '2' at position 0 \(dtype (str|object)\) is read as numeric"):
+    with pytest.raises(ValueError, match=r"^Column 'x0' \(label '2'\) at position 0 \(dtype (str|object)\) is read as"):
         encoding.transform(frame[[2, 0, 1]])
+    # An array's columns are x0, x1, ... in explain() and the displays: the messages name them so.
+    model = SparseTabNetClassifier(max_epochs=1, early_stopping=False, random_state=0)
+    model.fit(np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0], [7.0, 8.0]]), [0, 1, 0, 1])
+    with pytest.raises(ValueError, match=r"^Column 'x1' at position 1 \(dtype (str|object)\) is read as numeric"):
+        model.predict(np.array([[1.0, "a"], [2.0, "b"]], dtype=object))
 
 
 @pytest.mark.parametrize("reset", [True, False], ids=["fit", "predict"])
