@@ -15,6 +15,12 @@ the fit and predict seconds. The variants, each against ``defaults`` in the same
   Holzmueller et al., NeurIPS 2024), patched into the classifier's loss for the cell (validation loss too).
 - ``cat_emb_dim_4``: every categorical column embedded in 4 dimensions instead of 1 (tables with categorical
   columns only).
+- ``positive_scales_3``: the efficient members' input adapters start at random positive scales, log-uniform in
+  ``[1/3, 3]``, instead of random signs (``benchmarks.syn_members.positive_scales``, where it sharpens the
+  Syn6 masks).
+
+Besides the small tables, ``forest_cover_kaggle`` and ``letter_recognition`` (``compare.py``'s splits, 12,096 and
+16,000 training rows) can be screened: there two members gained the most over one.
 
 Results are appended as JSON lines to ``--output``, and ``--summary`` prints the screen table (mean and range
 over seeds per table and variant, the ratio to ``defaults``, and the geometric mean of the ratios). Run from the
@@ -52,8 +58,12 @@ TABLES = (
     "diamonds_5000",
     "credit_default_8000",
     "higgs_sample",
+    "forest_cover_kaggle",
+    "letter_recognition",
 )
-VARIANTS = ("defaults", "members_2", "members_4", "snapshots", "label_smoothing", "cat_emb_dim_4")
+DEFAULT_TABLES = TABLES[:7]
+COMPARE_TABLES = ("forest_cover_kaggle", "letter_recognition")
+VARIANTS = ("defaults", "members_2", "members_4", "snapshots", "label_smoothing", "cat_emb_dim_4", "positive_scales_3")
 PARAMETERS = {"members_2": {"n_efficient_members": 2}, "members_4": {"n_efficient_members": 4}}
 REGRESSION_TABLES = ("linear_2000", "california_3000", "diamonds_5000")
 WITH_CATEGORIES = ("adult_2700", "diamonds_5000", "credit_default_8000")
@@ -161,7 +171,11 @@ def run_cell(table, variant, seed):
     from sparsetab import SparseTabNetClassifier, SparseTabNetRegressor
 
     torch.set_num_threads(1)
-    X, y, X_test, y_test, task = small_tables.load_table(table)
+    if table in COMPARE_TABLES:
+        X, y, X_test, y_test = small_tables._compare_split(table)
+        task = "classification"
+    else:
+        X, y, X_test, y_test, task = small_tables.load_table(table)
     classification = task == "classification"
     estimator = SparseTabNetClassifier if classification else SparseTabNetRegressor
     params = dict(PARAMETERS.get(variant, {}))
@@ -174,6 +188,10 @@ def run_cell(table, variant, seed):
         context = label_smoothing(0.1)
     elif variant == "snapshots":
         context = snapshots_of_the_last_training(states)
+    elif variant == "positive_scales_3":
+        from benchmarks.syn_members import positive_scales
+
+        context = positive_scales(3.0)
     with warnings.catch_warnings(), context:
         warnings.simplefilter("ignore")
         started = time.perf_counter()
@@ -276,7 +294,7 @@ def summarise(path):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--variants", nargs="+", choices=VARIANTS, default=list(VARIANTS))
-    parser.add_argument("--tables", nargs="+", choices=TABLES, default=list(TABLES))
+    parser.add_argument("--tables", nargs="+", choices=TABLES, default=list(DEFAULT_TABLES))
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--output", default=str(Path(__file__).parent / "results" / "ensemble_screen.jsonl"))
@@ -287,12 +305,13 @@ def main(argv=None):
         return
     done = {(r["table"], r["variant"], r["seed"]) for r in _records(args.output)}
     cells = []
-    for variant in args.variants:
-        for table in args.tables:
-            task = "regression" if table in REGRESSION_TABLES else "classification"
-            if not applies(variant, table, task):
-                continue
-            cells.extend((table, variant, seed) for seed in args.seeds if (table, variant, seed) not in done)
+    # Table by table and seed by seed, the variants side by side: a run stopped early leaves paired cells.
+    for table in args.tables:
+        task = "regression" if table in REGRESSION_TABLES else "classification"
+        for seed in args.seeds:
+            for variant in args.variants:
+                if applies(variant, table, task) and (table, variant, seed) not in done:
+                    cells.append((table, variant, seed))
     output = open(args.output, "a", encoding="utf-8")  # noqa: SIM115 - each cell is written as it ends
     with output:
         for record in Parallel(n_jobs=args.jobs, return_as="generator")(delayed(run_cell)(*cell) for cell in cells):

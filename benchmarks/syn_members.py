@@ -21,17 +21,20 @@ library has no such option; ``sparsetab.network.efficient_members`` lists the de
   Jensen-Shannon divergence of each row's step masks across the members (the entropy of their mean minus
   the mean of their entropies, which is what averaging the members adds to the entropy of the mask
   ``explain()`` reports), weighted by ``--agreement-weight`` in the training objective.
+- ``positive_scales``: the adapters start at random positive scales, log-uniform in ``[1/s, s]`` with
+  ``s = --scale-spread`` (one per member and attention group), instead of random signs.
 
 Run::
 
     python -m benchmarks.syn_members [--datasets 1 2 3 4 5 6] [--seeds 0] [--n-jobs 2]
                                      [--variant defaults|initial_without_adapters|first_member_masks|mask_agreement]
-                                     [--agreement-weight 0.1]
+                                     [--agreement-weight 0.1] [--scale-spread 3]
 """
 
 import argparse
 import contextlib
 import json
+import math
 
 import numpy as np
 import torch
@@ -41,7 +44,7 @@ from sklearn.metrics import roc_auc_score
 from benchmarks._mask_scores import relevant_share, selection_rates
 from benchmarks.syn import draw, fit_sparsetab
 
-VARIANTS = ("defaults", "initial_without_adapters", "first_member_masks", "mask_agreement")
+VARIANTS = ("defaults", "initial_without_adapters", "first_member_masks", "mask_agreement", "positive_scales")
 
 
 @contextlib.contextmanager
@@ -160,18 +163,39 @@ def mask_agreement(weight):
         tabnet.TabNet._run_steps = original_steps
 
 
-def measure(k, seed, variant="defaults", agreement_weight=0.1):
+@contextlib.contextmanager
+def positive_scales(spread):
+    """Efficient members whose adapters start at random positive scales in ``[1/spread, spread]``, for the block."""
+    from sparsetab.network import tabnet
+
+    original_adapters = tabnet.member_sign_adapters
+
+    def scales(n_members, group_matrix, *, generator=None):
+        exponents = torch.rand((n_members, group_matrix.shape[0]), generator=generator) * 2 - 1
+        return torch.exp(exponents * math.log(spread)).to(group_matrix.dtype) @ group_matrix
+
+    tabnet.member_sign_adapters = scales
+    try:
+        yield
+    finally:
+        tabnet.member_sign_adapters = original_adapters
+
+
+def measure(k, seed, variant="defaults", agreement_weight=0.1, scale_spread=3.0):
     """Fit the user-protocol default on Syn``k`` with the training seed ``seed``; return its scores (a dict)."""
     torch.set_num_threads(1)
     patched = {
         "initial_without_adapters": initial_without_adapters,
         "first_member_masks": first_member_masks,
         "mask_agreement": lambda: mask_agreement(agreement_weight),
+        "positive_scales": lambda: positive_scales(scale_spread),
     }
     with patched.get(variant, contextlib.nullcontext)():
         result = _fit_and_score(k, seed, variant)
     if variant == "mask_agreement":
         result["agreement_weight"] = agreement_weight
+    if variant == "positive_scales":
+        result["scale_spread"] = scale_spread
     return result
 
 
@@ -206,10 +230,11 @@ def main():
     parser.add_argument("--n-jobs", type=int, default=2)
     parser.add_argument("--variant", choices=VARIANTS, default="defaults")
     parser.add_argument("--agreement-weight", type=float, default=0.1)
+    parser.add_argument("--scale-spread", type=float, default=3.0)
     args = parser.parse_args()
     cells = [(k, seed) for k in args.datasets for seed in args.seeds]
     for result in Parallel(n_jobs=args.n_jobs, return_as="generator")(
-        delayed(measure)(*cell, args.variant, args.agreement_weight) for cell in cells
+        delayed(measure)(*cell, args.variant, args.agreement_weight, args.scale_spread) for cell in cells
     ):
         print(json.dumps(result), flush=True)
 

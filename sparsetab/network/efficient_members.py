@@ -25,6 +25,15 @@ benchmarks.compare --tables screen --protocol user``):
 - adapters starting at random positive scales, uniform in [0.5, 1.5]: Syn6 share 0.89 (random
   signs 0.62, one member 0.85), but most of the accuracy gone: forest 0.1728 and letter 0.0266,
   against 0.1575 and 0.0233 with random signs and 0.1760 and 0.0273 with one member;
+- wider positive scales, log-uniform in [1/3, 3] (``python -m benchmarks.syn_members --variant
+  positive_scales --scale-spread 3``; ``benchmarks/results/adapter_screen.md``, 2-core AMD EPYC,
+  both in the same run): sharper masks on four of six sets, seed 0, relevant share against random
+  signs Syn1 0.506 (0.427), Syn3 0.871 (0.848), Syn5 0.769 (0.674), Syn6 0.909 (0.616, FDR 0.061
+  against 0.432), but Syn2 0.914 (0.936) and Syn4 0.710 (0.728), AUCs within 0.003; and the test
+  error 2.1% higher in the geometric mean over nine tables, seeds 0-2 (``python -m
+  benchmarks.ensemble_screen --variants defaults positive_scales_3``), higher on seven:
+  forest_cover_kaggle 0.1498 (0.1413), letter_4000 0.0642 (0.0616), california_3000 0.497 (0.481).
+  Not kept: the accuracy the members exist for is worth more than Syn6;
 - random signs with attention shared by the members (each step's attention features averaged
   over the members, one mask per row): forest 0.187 on seed 0, worse than one member;
 - random signs everywhere but in the initial transformer, which reads the un-adapted input, so
