@@ -1,5 +1,7 @@
 """One sample's feature mask per decision step, as grouped bars, with its values and prediction."""
 
+import numbers
+
 import numpy as np
 from sklearn.base import is_classifier
 
@@ -174,7 +176,8 @@ class SampleExplanationDisplay:
         one-hot columns, that column's value; ``X`` without column names has the columns
         ``x0, x1, ...``), else the value the model sees for a model column under its own name
         (after the pipeline's earlier steps) or, without earlier steps, in a group of one; any
-        other group has no value. The title gives the prediction, and
+        other group has no value. The title gives the row's position in ``X`` (and its index
+        label, for a DataFrame whose label is not the position), the prediction, and
         a classifier's probability of the predicted class.
 
         Parameters
@@ -243,10 +246,19 @@ class SampleExplanationDisplay:
             step_importance=explanation.step_importance[0],
             step_gates=None if explanation.step_gates is None else explanation.step_gates[0],
             feature_values=_row_values(row, names, members, preprocessing, input_names),
-            title=f"row {position} ({mode_label(model)}): predicted {text}",
+            title=f"row {position}{_index_label(X, position)} ({mode_label(model)}): predicted {text}",
         )
         display.prediction_, display.probability_ = prediction, probability
         return display.plot(ax=ax)
+
+
+def _index_label(X, position):
+    """`` (index <label>)`` where the row's index label in a DataFrame is not its position, else ``""``."""
+    index = getattr(X, "index", None)
+    if index is None:
+        return ""
+    label = index[position]
+    return "" if isinstance(label, numbers.Integral) and label == position else f" (index {label})"
 
 
 def _prediction(estimator, model, row):

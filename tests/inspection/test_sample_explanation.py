@@ -133,6 +133,14 @@ def test_a_pipeline_on_an_array_shows_the_raw_values_of_the_source_columns(tiny,
     assert tick_texts(renamed.ax_.get_xticklabels()) == ["age", f"keep__x1 = {X[7, 1]:.4g}"]
 
 
+def test_the_title_gives_the_index_label_of_a_row_not_at_its_position(model, data):
+    # A frame indexed from 1000 was titled "row 0", the position only.
+    X, _ = data
+    display = SampleExplanationDisplay.from_estimator(model, X.set_axis(range(1000, 1160)), 0)
+    assert display.ax_.get_title().startswith("row 0 (index 1000) (entmax15): predicted ")
+    assert SampleExplanationDisplay.from_estimator(model, X, 0).ax_.get_title().startswith("row 0 (entmax15)")
+
+
 def test_values_of_a_group_named_after_a_column_of_X(model, data, tick_texts):
     X, _ = data
     display = SampleExplanationDisplay.from_estimator(model, X, 2, groups={"age": ["age", "height"], "w": ["weight"]})
