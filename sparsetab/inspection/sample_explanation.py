@@ -294,12 +294,10 @@ def _row_values(row, names, members, preprocessing, input_names):
             inputs = np.asarray(transformed, dtype=object)[0]
     values = []
     for name, columns in zip(names, members):
-        own = len(columns) == 1 and input_names[int(columns[0])] == name
-        if own and preprocessing is not None:  # the transformed value, under the transformed column's name
-            values.append(inputs[int(columns[0])])
-        elif name in raw:
+        if name in raw:  # a column of X (or a group named after one): its value in X, before any step
             values.append(raw[name])
-        elif len(columns) == 1 and preprocessing is None:  # a raw column of X under a group's name
+        elif len(columns) == 1 and (preprocessing is None or input_names[int(columns[0])] == name):
+            # The model's input under its own name (after a pipeline's steps), or without steps a group of one.
             values.append(inputs[int(columns[0])])
         else:
             # After a pipeline's steps, a group's name that is no column of X: the model's input (scaled, say)

@@ -1,5 +1,6 @@
 import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
 import pytest
 from numpy.testing import assert_allclose
 
@@ -131,6 +132,27 @@ def test_a_pipeline_on_an_array_shows_the_raw_values_of_the_source_columns(tiny,
     assert tick_texts(grouped.ax_.get_xticklabels()) == [f"x0 = {X[7, 0]:.4g}", f"x1 = {X[7, 1]:.4g}"]
     renamed = SampleExplanationDisplay.from_estimator(pipeline, X, 7, groups={"age": [0]})
     assert tick_texts(renamed.ax_.get_xticklabels()) == ["age", f"keep__x1 = {X[7, 1]:.4g}"]
+
+
+def test_a_pipeline_keeping_the_column_names_shows_the_raw_values(tiny, tick_texts):
+    # verbose_feature_names_out=False: the model's inputs carry X's names; the scaled value was shown as X's.
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    rng = np.random.default_rng(5)
+    X = pd.DataFrame({"age": rng.normal(50, 10, size=90), "income": rng.normal(900, 100, size=90)})
+    transformer = ColumnTransformer([("scale", StandardScaler(), ["income", "age"])], verbose_feature_names_out=False)
+    pipeline = make_pipeline(transformer, SparseTabNetRegressor(**tiny)).fit(X, X["age"])
+    row = X.iloc[7]
+    display = SampleExplanationDisplay.from_estimator(pipeline, X, 7, groups={"income": [0], "age": [1]})
+    assert tick_texts(display.ax_.get_xticklabels()) == [f"income = {row['income']:.4g}", f"age = {row['age']:.4g}"]
+    numpy_pipeline = make_pipeline(
+        ColumnTransformer([("scale", StandardScaler(), [1, 0])], verbose_feature_names_out=False),
+        SparseTabNetRegressor(**tiny),
+    ).fit(X.to_numpy(), X["age"])
+    display = SampleExplanationDisplay.from_estimator(numpy_pipeline, X.to_numpy(), 7)
+    assert tick_texts(display.ax_.get_xticklabels()) == [f"x1 = {row['income']:.4g}", f"x0 = {row['age']:.4g}"]
 
 
 def test_the_title_gives_the_index_label_of_a_row_not_at_its_position(model, data):
