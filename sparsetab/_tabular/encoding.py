@@ -1019,15 +1019,30 @@ class TabularEncoding:
                 yield j, column.astype("float64[pyarrow]").to_numpy(dtype=np.float64, na_value=np.nan)
                 continue
             try:
-                yield j, pd.to_numeric(column).to_numpy(dtype=np.float64, na_value=np.nan)
+                values = pd.to_numeric(column)
             except (ValueError, TypeError) as error:
                 example = column.dropna().iloc[0]
+                advice = _unsupported_value_advice(example)
+                if advice is not None:  # dates and the like in an object column, refused as their dtypes are
+                    raise TypeError(
+                        f"Column {reference} was numeric at fit and holds {type(example).__name__} values now "
+                        f"(e.g. {example!r}), which are not supported. {advice}"
+                    ) from error
                 raise ValueError(
                     f"Column {reference} (dtype {column.dtype}) is read as numeric (numeric at fit, or not in "
                     f"categorical_features={self.categorical_features!r}) but holds values that are not numbers, "
                     f"e.g. {example!r} of type {type(example).__name__}. A categorical column must be in "
                     "categorical_features (a list replaces the automatic detection)."
                 ) from error
+            if pdt.is_complex_dtype(
+                values.dtype
+            ):  # complex numbers in an object column: numpy drops the imaginary part
+                raise TypeError(
+                    f"Column {reference} was numeric at fit and holds complex numbers now (e.g. "
+                    f"{complex(values.dropna().iloc[0])!r}), which are not supported. "
+                    f"{_unsupported_dtype_advice(values.dtype)}"
+                )
+            yield j, values.to_numpy(dtype=np.float64, na_value=np.nan)
 
     @staticmethod
     def _raise_for_infinities(frame, counts):
@@ -1131,6 +1146,15 @@ def _unsupported_dtype_advice(dtype):
         temporal = temporal or pyarrow.types.is_temporal(dtype.pyarrow_dtype)
     if temporal:
         return "Convert dates to numbers (e.g. timestamps or day of week) or to strings first."
+    return None
+
+
+def _unsupported_value_advice(value):
+    """What to do with a value of an unsupported type (a date, a duration, an interval) in an object column, or None."""
+    if isinstance(value, (datetime.date, datetime.time, datetime.timedelta, np.datetime64, np.timedelta64, pd.Period)):
+        return _unsupported_dtype_advice(np.dtype("datetime64[ns]"))
+    if isinstance(value, pd.Interval):
+        return _unsupported_dtype_advice(pd.IntervalDtype("int64"))
     return None
 
 

@@ -1,3 +1,4 @@
+import datetime
 import decimal
 import pickle
 import warnings
@@ -136,6 +137,25 @@ def test_a_numeric_column_of_an_unsupported_dtype_at_transform_is_refused_as_at_
         encoding.transform(frame)
     with pytest.raises(TypeError, match="^Column 'when' was numeric at fit"):
         encoding.check(frame)
+
+
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        (pd.Timestamp("2024-01-01"), "holds Timestamp values now .* Convert dates to numbers"),
+        (datetime.date(2024, 1, 1), "holds date values now .* Convert dates to numbers"),
+        (pd.Period("2024-01"), "holds Period values now .* Convert dates to numbers"),
+        (pd.Interval(0, 1), r"holds Interval values now .* \(their left and right ends\)"),
+        (complex(1, 1e9), r"holds complex numbers now \(e\.g\. \(1\+1000000000j\)\).* two real columns"),
+    ],
+)
+def test_unsupported_values_in_an_object_column_are_refused_as_their_dtypes_are(value, message):
+    # Complex numbers in an object column lost their imaginary part without an error; dates were "not numbers".
+    encoding = TabularEncoding()
+    encoding.fit_transform(pd.DataFrame({"when": [1.0, 2.0, 3.0]}))
+    frame = pd.DataFrame({"when": pd.Series([value, value], dtype=object)})
+    with pytest.raises(TypeError, match=f"^Column 'when' was numeric at fit and {message}"):
+        encoding.transform(frame)
 
 
 def test_numeric_missing_values_stay_nan_and_infinities_are_named():
