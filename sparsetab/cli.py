@@ -33,6 +33,7 @@ from sklearn.metrics import (
 from sklearn.utils.multiclass import type_of_target
 
 from ._progress import metric_label
+from ._tabular.encoding import feature_names
 from ._version import __version__
 from .estimators import SparseTabNetClassifier, SparseTabNetRegressor
 from .inspection import FeatureMaskDisplay
@@ -346,27 +347,53 @@ def _command_fit(arguments):
     print("\n".join(summary))
 
 
+def _id_as_text(model, arguments):
+    """The columns to read as text: the model's text columns, and ``--id``'s when it is not a model input.
+
+    An ID such as ``00017`` would otherwise be read as the number 17, and no longer join with the data.
+    """
+    columns = text_columns(model)
+    inputs = [str(name) for name in getattr(model, "feature_names_in_", [])]
+    if arguments.id is not None and arguments.id not in inputs:
+        columns = [*columns, arguments.id]
+    return columns
+
+
+def _check_id_is_not_an_output_column(arguments, output_columns):
+    """UserError where ``--id``'s column would replace or duplicate a column of the output table."""
+    if arguments.id is not None and arguments.id in output_columns:
+        raise UserError(
+            f"--id {arguments.id!r} is also the name of a column of the output ({', '.join(output_columns[:6])}"
+            f"{', ...' if len(output_columns) > 6 else ''}): the ID would replace it or be lost. Rename the ID column "
+            "in DATA; an ID that the model reads as an input is better left out at fit with --drop."
+        )
+
+
 def _command_predict(arguments):
     model = _load(arguments.model)
-    frame = read_table(arguments.data, text_columns=text_columns(model))
+    frame = read_table(arguments.data, text_columns=_id_as_text(model, arguments))
     X = _features(model, frame, arguments.data)
     result = pd.DataFrame(index=range(len(frame)))
     if arguments.id is not None:
         result[arguments.id] = _id_values(frame, arguments)
     prediction = np.asarray(model.predict(X))
     if prediction.ndim == 1:
-        result["prediction"] = prediction
+        predictions = {"prediction": prediction}
     else:  # a model fitted on several target columns (from Python; `fit` here takes one)
-        for k in range(prediction.shape[1]):
-            result[f"prediction_{k}"] = prediction[:, k]
+        predictions = {f"prediction_{k}": prediction[:, k] for k in range(prediction.shape[1])}
+    _check_id_is_not_an_output_column(arguments, list(predictions))
+    for name, column in predictions.items():
+        result[name] = column
     if arguments.proba:
         if not hasattr(model, "predict_proba"):
             raise UserError(f"--proba: the model in {str(arguments.model)!r} is a regressor; it has no probabilities.")
         probabilities = model.predict_proba(X)
         if prediction.ndim != 1 or isinstance(probabilities, list):
             raise UserError(f"--proba: the model in {str(arguments.model)!r} has several outputs; use the Python API.")
-        for label, column in zip(model.classes_, probabilities.T):
-            result[f"proba_{label}"] = column
+        probability_columns = [f"proba_{label}" for label in model.classes_]
+        _check_id_is_not_an_output_column(arguments, probability_columns)
+        for name, column in zip(probability_columns, probabilities.T):
+            result[name] = column
     _write_table(result, arguments.output)
 
 
@@ -379,12 +406,15 @@ def _id_values(frame, arguments):
 
 def _command_explain(arguments):
     model = _load(arguments.model)
-    frame = read_table(arguments.data, text_columns=text_columns(model))
+    frame = read_table(arguments.data, text_columns=_id_as_text(model, arguments))
     if arguments.rows is not None:
         if arguments.rows < 1:
             raise UserError(f"--rows must be at least 1, got {arguments.rows}.")
         frame = frame.head(arguments.rows)
     ids = None if arguments.id is None else _id_values(frame, arguments)
+    if ids is not None:  # checked before the rows are explained
+        names = ["step", "feature", "mask", "gate"] if arguments.steps else [str(name) for name in feature_names(model)]
+        _check_id_is_not_an_output_column(arguments, ["row", *names])
     X = _features(model, frame, arguments.data)
     explanation = model.explain(X)
     names = [str(name) for name in explanation.feature_names]

@@ -190,6 +190,8 @@ def test_regression_from_type_of_target_and_a_validation_file(tmp_path):
         ),
         (["fit", "train.csv.gz", "--target", "income", "--set", "max_epochs"], "--set 'max_epochs' is not PARAM=VALUE"),
         (["predict", "income.sparsetab", "train.csv.gz", "--id", "who"], "--id 'who' is not a column"),
+        # An ID named as an output column replaced it (predict) or failed in pandas' insert (explain).
+        (["explain", "income.sparsetab", "test.csv", "--id", "age"], "--id 'age' is also the name of a column of the"),
         (["predict", "missing.sparsetab", "train.csv.gz"], "MODEL file 'missing.sparsetab' does not exist."),
         (["explain", "income.sparsetab", "train.csv.gz", "--rows", "0"], "--rows must be at least 1, got 0."),
         (
@@ -395,6 +397,23 @@ def test_fit_drop_leaves_an_id_column_out_and_predict_copies_it(fitted):
     frame.to_csv(folder / "ids_only.csv", index=False)
     code, _, err = _call("fit", "ids_only.csv", "--target", "income", "--drop", "person", cwd=folder)
     assert code == 1 and "--drop leaves 'ids_only.csv' no input column: only the --target 'income' remains." in err
+
+
+def test_an_id_keeps_its_leading_zeros_and_may_not_replace_an_output_column(fitted):
+    # IDs such as 00017 came out as 17, and --id prediction replaced the ID by the predictions, without a message.
+    folder, _, _ = fitted
+    frame = pd.read_csv(folder / "test.csv").head(5)
+    frame.assign(person=["00017", "00018", "019", "0", "7"], prediction="x").to_csv(folder / "ids.csv", index=False)
+    code, out, err = _call("predict", "income.sparsetab", "ids.csv", "--id", "person", cwd=folder)
+    assert code == 0, err
+    assert pd.read_csv(io.StringIO(out), dtype=str)["person"].tolist() == ["00017", "00018", "019", "0", "7"]
+    code, out, err = _call(
+        "explain", "income.sparsetab", "ids.csv", "--id", "person", "--output", "e.parquet", cwd=folder
+    )
+    assert code == 0, err
+    assert pd.read_parquet(folder / "e.parquet")["person"].tolist() == ["00017", "00018", "019", "0", "7"]
+    code, _, err = _call("predict", "income.sparsetab", "ids.csv", "--id", "prediction", cwd=folder)
+    assert code == 1 and "--id 'prediction' is also the name of a column of the output (prediction)" in err
 
 
 def test_explain_writes_the_figure_even_when_the_reader_closes_the_pipe(fitted):
