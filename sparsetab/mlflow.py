@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ._base import BaseSparseTabNet
 from ._version import __version__
 from .io import load_model
 
@@ -105,8 +106,6 @@ def _model_arguments(estimator, folder):
     """The keyword arguments of ``mlflow.pyfunc.save_model`` / ``log_model`` for ``estimator``."""
     from mlflow.models.signature import ModelSignature
     from mlflow.types.schema import ParamSchema, ParamSpec
-
-    from ._base import BaseSparseTabNet
 
     if not isinstance(estimator, BaseSparseTabNet):
         # A Pipeline failed with "'Pipeline' object has no attribute 'save_model'".

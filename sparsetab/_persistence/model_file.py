@@ -26,6 +26,7 @@ import hashlib
 import json
 import os
 import warnings
+import zipfile
 
 import numpy as np
 import pandas as pd
@@ -323,8 +324,6 @@ def _what_the_file_is(path):
 
 def _is_exported_program(path):
     """Whether the zip archive ``path`` is a program of ``torch.export.save`` (it holds ``models/model.json``)."""
-    import zipfile
-
     try:
         with zipfile.ZipFile(path) as archive:
             return any(name.endswith("/models/model.json") for name in archive.namelist())
