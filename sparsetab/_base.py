@@ -1084,7 +1084,9 @@ class BaseSparseTabNet(*((CallbackSupportMixin,) if CallbackSupportMixin is not 
         ----------
         path : str or os.PathLike
             File to write (replaced atomically if it exists; ``.pt2`` is the usual suffix for
-            ``torch.export``, ``.onnx`` for ONNX, ``.pt`` for TorchScript).
+            ``torch.export``, ``.onnx`` for ONNX, ``.pt`` for TorchScript with
+            ``format="torchscript"``: without ``format``, a ``.pt`` path gets the exported
+            program, which ``torch.export.load`` reads and ``torch.jit.load`` does not).
         format : {"exported_program", "onnx", "torchscript"} or None, default=None
             None: from the suffix of ``path``, ``"onnx"`` for ``.onnx`` and ``"exported_program"``
             for any other. ``"exported_program"``: ``torch.export.export`` with a dynamic batch dimension,
@@ -1104,6 +1106,8 @@ class BaseSparseTabNet(*((CallbackSupportMixin,) if CallbackSupportMixin is not 
         ------
         sklearn.exceptions.NotFittedError
             If the estimator is not fitted.
+        IsADirectoryError
+            If ``path`` is a folder (before any work).
         ValueError
             If ``format`` is not one of the accepted values, or names another format than the
             suffix of ``path`` does (``.onnx`` is ONNX's, ``.pt2`` the exported program's): the

@@ -40,6 +40,7 @@ _TORCHSCRIPT_RETIRED = (
 
 # The formats that a file suffix names: a file of another format under that suffix would not open as its name says.
 _FORMAT_OF_SUFFIX = {".onnx": "onnx", ".pt2": "exported_program"}
+_SUFFIX_OF_FORMAT = {"onnx": ".onnx", "exported_program": ".pt2", "torchscript": ".pt"}
 
 
 def export_format_for(path, export_format):
@@ -59,10 +60,14 @@ def export_format_for(path, export_format):
 
     Raises
     ------
+    IsADirectoryError
+        If ``path`` is a folder.
     ValueError
         If ``export_format`` is not None nor one of :data:`EXPORT_FORMATS`, or differs from the format
         the suffix names (``.onnx``: ONNX, ``.pt2``: the exported program).
     """
+    if os.path.isdir(path):  # before the export's work: os.replace would fail only at its end
+        raise IsADirectoryError(f"path {os.fspath(path)!r} is a folder; give the path of the file to write.")
     suffix = os.path.splitext(os.fspath(path))[1].lower()
     named = _FORMAT_OF_SUFFIX.get(suffix)
     if export_format is None:
@@ -73,7 +78,7 @@ def export_format_for(path, export_format):
         raise ValueError(
             f"path {os.fspath(path)!r} ends in {suffix!r}, the suffix of format={named!r}, but format="
             f"{export_format!r}: the file would not open as its name says. Leave format out (it follows the "
-            f"suffix), or give the path the suffix of {export_format!r}."
+            f"suffix), or give the path the suffix {_SUFFIX_OF_FORMAT[export_format]!r}."
         )
     return export_format
 

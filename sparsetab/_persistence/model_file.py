@@ -304,10 +304,22 @@ def _what_the_file_is(path):
     for magic, name in _COMPRESSED.items():
         if head.startswith(magic):
             return f"a {name}-compressed file (from a compressed joblib.dump?). {_PICKLE_ADVICE}"
-    if head.startswith(b"PK\x03\x04") and _is_exported_program(path):
+    program = _serving_program_kind(path) if head.startswith(b"PK\x03\x04") else None
+    if program == "exported_program":
         return (
             "a serving program written by export() (torch.export). Load it with torch.export.load(path).module(); "
             "load_model reads the files that save_model writes"
+        )
+    if program == "torchscript":
+        return (
+            "a TorchScript program (export(format='torchscript')). Load it with torch.jit.load(path); load_model "
+            "reads the files that save_model writes"
+        )
+    # An ONNX model is a protobuf message that starts with its IR version (field 1) and names its producer.
+    if head[:1] == b"\x08" and (b"pytorch" in head or b"onnx" in head.lower()):
+        return (
+            "an ONNX model (export(format='onnx')). Run it with onnxruntime.InferenceSession(path); load_model "
+            "reads the files that save_model writes"
         )
     if head.startswith(b"PK\x03\x04"):
         return (
@@ -322,13 +334,22 @@ def _what_the_file_is(path):
     return "a text file"
 
 
-def _is_exported_program(path):
-    """Whether the zip archive ``path`` is a program of ``torch.export.save`` (it holds ``models/model.json``)."""
+def _serving_program_kind(path):
+    """``"exported_program"``, ``"torchscript"`` or None: which program of ``export()`` the zip archive ``path`` is.
+
+    ``torch.export.save`` writes ``models/model.json``, ``torch.jit.save`` a ``code/`` folder and
+    ``constants.pkl``; ``torch.save`` neither.
+    """
     try:
         with zipfile.ZipFile(path) as archive:
-            return any(name.endswith("/models/model.json") for name in archive.namelist())
+            names = archive.namelist()
     except (zipfile.BadZipFile, OSError):  # a truncated archive has no readable directory
-        return False
+        return None
+    if any(name.endswith("/models/model.json") for name in names):
+        return "exported_program"
+    if any(name.endswith("/constants.pkl") for name in names) and any("/code/" in name for name in names):
+        return "torchscript"
+    return None
 
 
 def _read(path):

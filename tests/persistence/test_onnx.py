@@ -239,3 +239,14 @@ def test_a_format_other_than_the_suffix_names_is_refused_before_any_file(
     ):
         categorical_model.export(tmp_path / name, format=export_format)
     assert not list(tmp_path.iterdir())
+
+
+def test_a_folder_as_the_path_is_refused_before_the_export(categorical_model, tmp_path, monkeypatch):
+    # It failed only at the end, in os.replace, naming the temporary file.
+    from sparsetab._persistence import export
+
+    monkeypatch.setattr(export, "ServingTabNet", None)  # the export's work would fail: it must not start
+    with pytest.raises(IsADirectoryError, match="is a folder; give the path of the file to write"):
+        categorical_model.export(tmp_path)
+    with pytest.raises(ValueError, match=r"give the path the suffix '\.pt'\."):
+        categorical_model.export(tmp_path / "model.onnx", format="torchscript")
