@@ -243,8 +243,9 @@ class FeatureMaskDisplay:
             column, in the order ``sort_features`` says.
         sort_samples_by : str, int or None, default=None
             Order the drawn rows by the values of this column of ``X`` (a column name of a
-            DataFrame, or a column position), ascending, top to bottom; None keeps the input
-            order.
+            DataFrame, or a column position; for an array also its name ``x0, x1, ...``),
+            ascending (an ordered categorical in its categories' order), missing values last,
+            top to bottom; None keeps the input order.
         groups : dict of str to list of (str or int), default=None
             ``{group name: member columns}``: draw one column per group, the sum of its
             members' masks (so each row of a panel still sums to 1), for example the one-hot
@@ -295,7 +296,7 @@ class FeatureMaskDisplay:
             positions = positions[:max_samples]
         sample_label = "sample"
         if sort_samples_by is not None:
-            key = _column_values(X, sort_samples_by)[positions]
+            key = _column_values(X, sort_samples_by).iloc[positions].reset_index(drop=True)
             positions = positions[_sample_order(key, sort_samples_by)]
             sample_label = f"sample, sorted by {sort_samples_by}"
         explanation = explain(model, preprocessing, take_rows(X, positions))
@@ -340,31 +341,39 @@ def _check_steps(steps, n_steps):
 
 
 def _column_values(X, column):
-    """Values of one column of ``X`` as a 1-D array; ValueError naming ``sort_samples_by``."""
+    """Values of one column of ``X`` as a pandas Series (an ordered categorical keeps its order).
+
+    ValueError naming ``sort_samples_by`` where ``X`` has no such column, or several of that name.
+    """
     if hasattr(X, "columns"):
         if column in X.columns:
-            return np.asarray(X[column])
+            if int((X.columns == column).sum()) > 1:
+                raise ValueError(f"sort_samples_by={column!r} names {int((X.columns == column).sum())} columns of X.")
+            return pd.Series(X[column].array)
         if is_int(column) and 0 <= column < X.shape[1]:
-            return np.asarray(X.iloc[:, int(column)])
+            return pd.Series(X.iloc[:, int(column)].array)
         raise ValueError(f"sort_samples_by must be a column of X, got {column!r}; X has columns {list(X.columns)}.")
     array = np.asarray(X)
+    n_columns = array.shape[1] if array.ndim == 2 else 0
+    if isinstance(column, str) and column.startswith("x") and column[1:].isdigit():
+        column = int(column[1:])  # the name explain() and the displays give an array's column
     if not is_int(column) or array.ndim != 2 or not 0 <= column < array.shape[1]:
-        n_columns = array.shape[1] if array.ndim == 2 else 0
         raise ValueError(
-            f"sort_samples_by must be a column position in 0..{n_columns - 1} for X without column names, "
-            f"got {column!r}."
+            f"sort_samples_by must be a column position in 0..{n_columns - 1} (or its name x0..x{n_columns - 1}) "
+            f"for X without column names, got {column!r}."
         )
-    return array[:, int(column)]
+    return pd.Series(array[:, int(column)])
 
 
 def _sample_order(key, column):
     """Positions that sort ``key`` (stable, missing values last); ValueError naming ``sort_samples_by``."""
     # pandas orders text with missing values (None, NaN, pd.NA) where numpy's argsort compares str with float.
     try:
-        return pd.Series(key).sort_values(kind="stable", na_position="last").index.to_numpy()
+        return key.sort_values(kind="stable", na_position="last").index.to_numpy()
     except TypeError as error:
         kinds = sorted({type(value).__name__ for value in key if not pd.isna(value)})
+        what = f"they mix the types {', '.join(kinds)}" if len(kinds) > 1 else f"{kinds[0]} values that do not compare"
         raise ValueError(
-            f"sort_samples_by={column!r} names a column whose values cannot be ordered: they mix the types "
-            f"{', '.join(kinds)}. Convert the column to one type first (for example with .astype(str))."
+            f"sort_samples_by={column!r} names a column whose values cannot be ordered: {what} ({error}). Convert "
+            "the column to one type first (for example with .astype(str))."
         ) from error

@@ -1,5 +1,6 @@
 import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
 import pytest
 from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.pipeline import make_pipeline
@@ -91,8 +92,16 @@ def test_a_sort_column_of_mixed_types_is_named(model, data):
     X, _ = data
     X = X.iloc[:4].copy()
     X["mixed"] = np.array(["a", 2, "b", 1], dtype=object)
-    with pytest.raises(ValueError, match=r"^sort_samples_by='mixed' names a column .* mix the types int, str\."):
+    with pytest.raises(ValueError, match=r"^sort_samples_by='mixed' names a column .* mix the types int, str \("):
         FeatureMaskDisplay.from_estimator(model, X, sort_samples_by="mixed")
+    X = X.drop(columns="mixed")
+    X["colour"] = pd.Categorical(["red", "blue", "green", "red"], categories=["red", "green", "blue"], ordered=True)
+    display = FeatureMaskDisplay.from_estimator(model, X, sort_samples_by="colour")
+    assert_array_equal(display.sample_indices_, [0, 3, 2, 1])  # the categories' order, not the alphabet's
+    with pytest.raises(ValueError, match=r"^sort_samples_by='age' names 2 columns of X\.$"):
+        FeatureMaskDisplay.from_estimator(
+            model, X.set_axis(["age", "colour", "height", "age"], axis=1), sort_samples_by="age"
+        )
 
 
 @pytest.mark.parametrize(
@@ -196,9 +205,14 @@ def test_sort_by_position_on_arrays(tiny, tick_texts):
     assert_array_equal(display.sample_indices_, np.argsort(X[:12, 2], kind="stable"))
     assert tick_texts(display.ax_.get_xticklabels()) == ["x0", "x1", "x2"]
     assert display.ax_.get_ylabel() == "sample, sorted by 2"
-    for column in [3, True, "x0"]:
-        with pytest.raises(ValueError, match="sort_samples_by must be a column position"):
-            FeatureMaskDisplay.from_estimator(model, X, sort_samples_by=column)
+    for column in [3, True, "x3", "height"]:
+        with pytest.raises(
+            ValueError, match=r"sort_samples_by must be a column position in 0\.\.2 \(or its name x0\.\.x2\)"
+        ):
+            FeatureMaskDisplay.from_estimator(model, X, max_samples=12, sort_samples_by=column)
+    # The name that explain() and the ticks give the column, as the position.
+    by_name = FeatureMaskDisplay.from_estimator(model, X, max_samples=12, sort_samples_by="x2")
+    assert_array_equal(by_name.sample_indices_, display.sample_indices_)
 
 
 def test_pipeline_uses_transformed_X_and_feature_names(pipeline_case, tick_texts):
