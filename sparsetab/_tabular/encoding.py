@@ -263,15 +263,19 @@ _CATEGORY_SCALARS = (
 )
 
 
-def _check_category_values(column):
-    """Refuse category values that are neither strings nor numbers (dicts, lists, arrays...)."""
+def _check_category_values(column, reference=None):
+    """Refuse category values that are neither strings nor numbers (dicts, lists, arrays...).
+
+    ``reference`` is the column as messages name it (:func:`_column_reference`); None: its label.
+    """
     if not pdt.is_object_dtype(column.dtype) or pdt.infer_dtype(column, skipna=True) in _CATEGORY_VALUE_TYPES:
         return
     for value in column:
         scalar_missing = np.ndim(value) == 0 and pd.isna(value)
         if not (value is None or isinstance(value, _CATEGORY_SCALARS) or scalar_missing):
             raise TypeError(
-                f"Column {column.name!r} holds {value!r} of type {type(value).__name__}, which cannot be a "
+                f"Column {reference or repr(column.name)} holds {value!r} of type {type(value).__name__}, which "
+                "cannot be a "
                 "category: the argument must be a string, a number, a bool, a date or time (datetime, Timestamp, "
                 "Timedelta, Period) or a missing value (None / NaN)."
             )
@@ -287,7 +291,8 @@ def _warn_numbers_as_text(frame, is_categorical):
         if len(values) and values.map(lambda value: isinstance(value, str)).all():
             if not _not_numbers(values).any():
                 warn(
-                    f"Column {frame.columns[j]!r} holds numbers stored as text (e.g. {values.iloc[0]!r}); with "
+                    f"Column {_column_reference(frame.columns, j)} holds numbers stored as text (e.g. "
+                    f"{values.iloc[0]!r}); with "
                     "categorical_features='auto' it is categorical, one category per distinct value. Convert it "
                     "with pandas.to_numeric to use it as a number, or list the categorical columns in "
                     "categorical_features to keep it categorical without this warning.",
@@ -604,7 +609,7 @@ class TabularEncoding:
             if isinstance(column.dtype, pd.CategoricalDtype):
                 declared[j] = list(column.cat.categories)
             else:
-                _check_category_values(column)
+                _check_category_values(column, _column_reference(frame.columns, j))
             categories[j] = pd.unique(column.dropna())
             missing[j] = bool(column.isna().any())
             dtypes[j] = str(column.dtype)
@@ -880,7 +885,7 @@ class TabularEncoding:
             if isinstance(column.dtype, pd.CategoricalDtype):
                 found, present = _categorical_matches(column, index, kind)
             else:
-                _check_category_values(column)
+                _check_category_values(column, _column_reference(frame.columns, j))
                 # Values equal to a category as the user sees them (0/1 or "True" for a bool, 2.0 or "2" for an
                 # integer) become that category.
                 values = align_to_categories(column, kind)
@@ -890,7 +895,7 @@ class TabularEncoding:
                 unseen = int(((found < 0) & present).sum())
                 if unseen:
                     warn(
-                        f"Column {str(frame.columns[j])!r} had dtype {fit_dtypes[j]} at fit and has dtype "
+                        f"Column {_column_reference(frame.columns, j)} had dtype {fit_dtypes[j]} at fit and has dtype "
                         f"{column.dtype} now: {unseen} of its values match no category seen at fit and are read "
                         f"as unseen. Convert the column back to {fit_dtypes[j]}.",
                         UserWarning,
@@ -952,7 +957,7 @@ class TabularEncoding:
         for j in self._category_index:
             column = frame.iloc[:, j]
             if not isinstance(column.dtype, pd.CategoricalDtype):
-                _check_category_values(column)
+                _check_category_values(column, _column_reference(frame.columns, j))
 
     def _numeric_block(self, frame):
         positions = np.flatnonzero(~self.is_categorical_)
@@ -1046,7 +1051,7 @@ class TabularEncoding:
 
     @staticmethod
     def _raise_for_infinities(frame, counts):
-        where = ", ".join(f"{frame.columns[j]!r}: {count}" for j, count in counts.items() if count)
+        where = ", ".join(f"{_column_reference(frame.columns, j)}: {count}" for j, count in counts.items() if count)
         if where:
             raise ValueError(
                 f"Numeric input contains infinite values (column: count) {where}. Infinities are not accepted; "
@@ -1057,11 +1062,12 @@ class TabularEncoding:
     def _resolve_categorical(self, frame):
         n_features = frame.shape[1]
         names = [str(name) for name in frame.columns]
-        for name, column in frame.items():
+        for position, (_, column) in enumerate(frame.items()):
             advice = _unsupported_dtype_advice(column.dtype)
             if advice is not None:
                 raise TypeError(
-                    f"Column {name!r} has dtype {column.dtype}, which is not supported. Accepted: numeric, "
+                    f"Column {_column_reference(frame.columns, position)} has dtype {column.dtype}, which is not "
+                    "supported. Accepted: numeric, "
                     f"bool, string, object or category columns. {advice}"
                 )
         spec = self.categorical_features

@@ -88,6 +88,10 @@ def test_a_column_without_a_string_name_is_named_with_its_position():
     model.fit(np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0], [7.0, 8.0]]), [0, 1, 0, 1])
     with pytest.raises(ValueError, match=r"^Column 'x1' at position 1 \(dtype (str|object)\) is read as numeric"):
         model.predict(np.array([[1.0, "a"], [2.0, "b"]], dtype=object))
+    with pytest.raises(ValueError, match=r"\(column: count\) 'x0' at position 0: 1\."):
+        model.predict(np.array([[np.inf, 1.0], [2.0, 3.0]]))
+    with pytest.raises(TypeError, match=r"^Column 'x1' at position 1 has dtype datetime64"):
+        TabularEncoding().fit_transform(pd.DataFrame({0: [1.0, 2.0], 1: pd.to_datetime(["2024-01-01", "2024-02-01"])}))
 
 
 @pytest.mark.parametrize("reset", [True, False], ids=["fit", "predict"])
