@@ -300,7 +300,10 @@ def check_feature_names(names, n_features, source):
         raise ValueError(
             f"feature_names must be a list of names, one per feature of {source}, got the string {names!r}."
         )
-    names = [str(name) for name in np.ravel(np.asarray(names, dtype=object))]
+    # list() first: numpy makes one object of a generator, and a set has no order to label columns by.
+    if isinstance(names, (set, frozenset)):
+        raise ValueError(f"feature_names must be an ordered list of names, one per feature of {source}, got a set.")
+    names = [str(name) for name in np.ravel(np.asarray(list(names), dtype=object))]
     if len(names) != n_features:
         raise ValueError(
             f"feature_names must hold one name per feature of {source} ({n_features}), got {len(names)}: {names[:5]}"
@@ -314,6 +317,14 @@ def check_finite(values, argument):
     bad = int(np.size(values) - np.isfinite(values).sum())
     if bad:
         raise ValueError(f"{argument} must be finite, got {bad} NaN or infinite value(s).")
+
+
+def check_shape(values, shape, argument, meaning):
+    """``values`` as a float64 array of ``shape``; ValueError naming ``argument`` and what its shape means."""
+    array = np.asarray(values, dtype=np.float64)
+    if array.shape != tuple(shape):
+        raise ValueError(f"{argument} must have shape {meaning} = {tuple(shape)}, got shape {array.shape}.")
+    return array
 
 
 def check_positive_int(value, argument):

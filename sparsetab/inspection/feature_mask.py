@@ -7,6 +7,7 @@ import pandas as pd
 
 from ._common import (
     check_feature_names,
+    check_finite,
     check_positive_int,
     explain,
     feature_names,
@@ -122,7 +123,14 @@ class FeatureMaskDisplay:
             raise ValueError(
                 f"step_masks must have shape (n_samples, n_shown_steps, n_features), got shape {step_masks.shape}."
             )
+        check_finite(step_masks.astype(np.float64), "step_masks")
         steps = range(step_masks.shape[1]) if self.steps is None else list(self.steps)
+        for values, argument in ((steps, "steps"), (self.step_labels, "step_labels")):
+            if values is not None and len(values) != step_masks.shape[1]:
+                raise ValueError(
+                    f"{argument} must have one entry per shown step of step_masks ({step_masks.shape[1]}), got "
+                    f"{len(values)}."
+                )
         mode = "" if self.entmax_mode is None else f" ({self.entmax_mode})"
         panels = []
         for position, step in enumerate(steps):
@@ -136,6 +144,7 @@ class FeatureMaskDisplay:
                     f"importances must have shape (n_samples, n_features) = {expected}, the rows and features of "
                     f"step_masks; got shape {importances.shape}."
                 )
+            check_finite(importances, "importances")
             panels.append((f"aggregate mask{mode}", importances))
         return panels
 

@@ -7,6 +7,8 @@ from sklearn.base import is_classifier
 
 from ._common import (
     check_feature_names,
+    check_finite,
+    check_shape,
     explain,
     feature_names,
     format_value,
@@ -118,14 +120,24 @@ class SampleExplanationDisplay:
         Raises
         ------
         ValueError
-            If ``step_masks`` is not 2-D, or ``feature_names`` or ``feature_values`` does not
-            have one entry per feature.
+            If ``step_masks`` is not 2-D or not finite, ``feature_names``, ``feature_values`` or
+            ``importances`` does not have one entry per feature (or ``importances`` is not
+            finite), or ``step_gates`` or ``step_importance`` not one per step.
         """
         masks = np.asarray(self.step_masks, dtype=np.float64)
         if masks.ndim != 2:
             raise ValueError(f"step_masks must have shape (n_steps, n_features), got shape {masks.shape}.")
         n_steps, n_features = masks.shape
+        check_finite(masks, "step_masks")
         names = check_feature_names(self.feature_names, n_features, "step_masks")
+        importances = None
+        if self.importances is not None:
+            importances = check_shape(self.importances, (n_features,), "importances", "(n_features,)")
+            check_finite(importances, "importances")
+        gates, etas = (
+            None if values is None else check_shape(values, (n_steps,), argument, "(n_steps,)")
+            for values, argument in ((self.step_gates, "step_gates"), (self.step_importance, "step_importance"))
+        )
         if self.feature_values is not None:
             values = list(self.feature_values)
             if len(values) != n_features:
@@ -145,17 +157,17 @@ class SampleExplanationDisplay:
         self.bars_ = []
         for step in range(n_steps):
             details = []
-            if self.step_gates is not None:
-                details.append(f"gate={float(self.step_gates[step]):.2f}")
-            if self.step_importance is not None:
-                details.append(f"eta={float(self.step_importance[step]):.2f}")
+            if gates is not None:
+                details.append(f"gate={gates[step]:.2f}")
+            if etas is not None:
+                details.append(f"eta={etas[step]:.2f}")
             label = f"step {step + 1}" + (f" ({', '.join(details)})" if details else "")
             self.bars_.append(ax.bar(centres + offsets[step], masks[step], width, label=label))
         self.aggregate_bars_ = None
-        if self.importances is not None:
+        if importances is not None:
             self.aggregate_bars_ = ax.bar(
                 centres + offsets[-1],
-                np.asarray(self.importances, dtype=np.float64),
+                importances,
                 width,
                 label="aggregate",
                 color="0.25",

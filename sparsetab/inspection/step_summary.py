@@ -6,6 +6,7 @@ import numpy as np
 
 from ._common import (
     check_feature_names,
+    check_finite,
     check_positive_int,
     explain,
     feature_names,
@@ -147,6 +148,7 @@ class StepSummaryDisplay:
         if masks.ndim != 2:
             raise ValueError(f"step_masks must have shape (n_steps, n_features), got shape {masks.shape}.")
         n_steps, n_features = masks.shape
+        check_finite(masks, "step_masks")
         all_names = check_feature_names(self.feature_names, n_features, "step_masks")
         step_labels = [f"step {step + 1}" for step in range(n_steps)]
         if self.step_gates is not None:
@@ -166,6 +168,7 @@ class StepSummaryDisplay:
                     f"importances must have shape (n_features,) = ({n_features},), the columns of step_masks; "
                     f"got shape {key.shape}."
                 )
+            check_finite(key, "importances")
             rows = np.vstack([masks, key])
             labels = step_labels + ["aggregate"]
         order = np.argsort(-key, kind="stable")[:top_k]

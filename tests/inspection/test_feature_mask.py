@@ -117,6 +117,14 @@ def test_feature_names_of_another_length_are_refused(model, data, names, message
     explanation = model.explain(X.iloc[:5])
     with pytest.raises(ValueError, match=f"^feature_names must {message}"):
         FeatureMaskDisplay(explanation.step_masks, explanation.importances, names).plot()
+    with pytest.raises(ValueError, match=r"^steps must have one entry per shown step of step_masks \(2\), got 3\."):
+        FeatureMaskDisplay(explanation.step_masks, None, explanation.feature_names, steps=[0, 1, 2]).plot()
+    with pytest.raises(ValueError, match=r"^step_labels must have one entry per shown step of step_masks \(2\), got 1"):
+        FeatureMaskDisplay(explanation.step_masks, None, explanation.feature_names, step_labels=["a"]).plot()
+    masks = explanation.step_masks.copy()
+    masks[0, 0, 0] = np.nan
+    with pytest.raises(ValueError, match=r"^step_masks must be finite, got 1 NaN or infinite value\(s\)\."):
+        FeatureMaskDisplay(masks, None, explanation.feature_names).plot()
     with pytest.raises(ValueError, match=r"^importances must have shape \(n_samples, n_features\) = \(5, 4\)"):
         FeatureMaskDisplay(explanation.step_masks, explanation.importances[:, :2], explanation.feature_names).plot()
 

@@ -92,9 +92,29 @@ def test_plot_rejects_step_masks_not_2d():
         SampleExplanationDisplay(np.ones(3), ["a", "b", "c"]).plot()
 
 
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(importances=[0.5, 0.5]), r"^importances must have shape \(n_features,\) = \(3,\), got shape \(2,\)\."),
+        (dict(importances=[0.5, np.nan, 0.5]), r"^importances must be finite, got 1 NaN"),
+        (dict(step_gates=[1.0]), r"^step_gates must have shape \(n_steps,\) = \(2,\), got shape \(1,\)\."),
+        (dict(step_importance=[1.0, 2.0, 3.0]), r"^step_importance must have shape \(n_steps,\) = \(2,\)"),
+    ],
+)
+def test_plot_rejects_arrays_of_another_shape(kwargs, match):
+    # matplotlib's "shape mismatch" or an IndexError came through.
+    with pytest.raises(ValueError, match=match):
+        SampleExplanationDisplay(np.full((2, 3), 1 / 3), ["a", "b", "c"], **kwargs).plot()
+
+
 def test_plot_rejects_feature_names_of_another_length():
     with pytest.raises(ValueError, match=r"^feature_names must hold one name per feature of step_masks \(3\), got 4"):
         SampleExplanationDisplay(np.full((2, 3), 1 / 3), ["a", "b", "c", "d"]).plot()
+    with pytest.raises(ValueError, match=r"one name per feature of step_masks \(3\), got 2: \['a', 'b'\]"):
+        SampleExplanationDisplay(np.full((2, 3), 1 / 3), (name for name in "ab")).plot()  # a generator
+    with pytest.raises(ValueError, match="must be an ordered list of names, one per feature of step_masks, got a set"):
+        SampleExplanationDisplay(np.full((2, 3), 1 / 3), {"a", "b", "c"}).plot()
+    assert SampleExplanationDisplay(np.full((2, 3), 1 / 3), (name for name in "abc")).plot().bars_
 
 
 def test_pipeline_uses_transformed_X_and_feature_names(pipeline_case, tick_texts):
