@@ -984,7 +984,7 @@ class TabularEncoding:
                 # the imaginary part of complex numbers: refuse them here as fit does.
                 raise TypeError(
                     f"Column {reference} was numeric at fit and has dtype {column.dtype} now, which is not "
-                    f"supported. Accepted: the numeric, bool, string or object columns of fit. {advice}"
+                    f"supported. Accepted: numbers or bools, as at fit. {advice}"
                 )
             if _plain_number_dtype(column.dtype):  # nothing for pandas.to_numeric to convert or refuse
                 yield j, column.to_numpy(dtype=np.float64)
@@ -1039,9 +1039,8 @@ class TabularEncoding:
                     f"e.g. {example!r} of type {type(example).__name__}. A categorical column must be in "
                     "categorical_features (a list replaces the automatic detection)."
                 ) from error
-            if pdt.is_complex_dtype(
-                values.dtype
-            ):  # complex numbers in an object column: numpy drops the imaginary part
+            # Complex numbers in an object column: numpy would drop the imaginary part.
+            if pdt.is_complex_dtype(values.dtype):
                 raise TypeError(
                     f"Column {reference} was numeric at fit and holds complex numbers now (e.g. "
                     f"{complex(values.dropna().iloc[0])!r}), which are not supported. "
@@ -1138,7 +1137,11 @@ def _is_arrow_decimal(dtype):
 
 
 def _unsupported_dtype_advice(dtype):
-    """What to do with a column of ``dtype`` (a str), or None where the dtype is accepted."""
+    """What to do with a column of ``dtype`` (a numpy or pandas dtype), or None where the dtype is accepted.
+
+    Dates, times, durations and periods (numpy, pandas or Arrow), intervals and complex numbers are refused:
+    pandas.to_numeric would read the first as nanosecond counts, and numpy drops an imaginary part.
+    """
     if pdt.is_complex_dtype(dtype):
         return "Split it into two real columns first (its real and imaginary parts, or modulus and angle)."
     if isinstance(dtype, pd.IntervalDtype):
