@@ -149,7 +149,10 @@ class ServingTabNet(nn.Module):
         self.register_buffer("upper", torch.as_tensor(upper, **float64).reshape(-1) if clipped else None)
         # Codes run from 0 to the column's categories; any other (pandas' -1 for a missing value, a code from
         # another encoding) is read as 0, missing or unseen. ONNX's Gather would read -1 as the last category.
-        limits = [embedding.num_embeddings for embedding in first_member.embedding.embeddings]
+        # The embeddings are in input column order; the codes argument in the order of categorical_columns.
+        embedding = first_member.embedding
+        rows = {j: table.num_embeddings for j, table in zip(embedding.categorical_columns, embedding.embeddings)}
+        limits = [rows[j] for j in categorical_columns]
         self.register_buffer("code_limits", torch.tensor(limits, dtype=torch.int64) if limits else None)
         flat = None if flat is None or not has_numeric else torch.as_tensor(flat, dtype=torch.bool).reshape(-1)
         self.register_buffer("flat", flat if flat is not None and bool(flat.any()) else None)

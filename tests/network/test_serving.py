@@ -201,6 +201,20 @@ def test_missing_numeric_values_and_code_zero_give_the_networks_missing_value_ha
     torch.testing.assert_close(serving(filled, codes)[0][1:3], prediction[1:3], rtol=0, atol=1e-6)
 
 
+def test_codes_outside_each_columns_categories_are_read_as_code_zero():
+    # The codes argument lists column 3 (3 embedding rows: codes 0-2) before column 1 (4 rows: codes 0-3); the
+    # limits must follow that order (in the embeddings' order, column 1's valid code 3 was read as 0).
+    serving = _serving(_network())
+    numeric, _ = _raw(5)
+    inside = torch.tensor([[2, 3], [1, 3], [2, 1], [0, 3], [1, 2]])
+    outside = torch.tensor([[3, 4], [-1, -1], [99, -7], [3, 3], [-5, 4]])
+    expected = torch.tensor([[0, 0], [0, 0], [0, 0], [0, 3], [0, 0]])  # by hand; column 1's code 3 is kept
+    torch.testing.assert_close(serving(numeric, outside), serving(numeric, expected), rtol=0, atol=0)
+    prediction, _ = serving(numeric, inside)
+    logits, _ = _network_outputs(serving.network, numeric, inside)
+    torch.testing.assert_close(prediction, torch.softmax(logits, dim=1), rtol=0, atol=1e-6)
+
+
 @settings(max_examples=30, deadline=None)
 @given(
     numeric=st.lists(
