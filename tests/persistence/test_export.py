@@ -8,7 +8,7 @@ import pytest
 import torch
 from sklearn.exceptions import ConvergenceWarning, NotFittedError
 
-from sparsetab import SparseTabNetClassifier, SparseTabNetRegressor
+from sparsetab import SparseTabNetClassifier, SparseTabNetRegressor, load_model
 from sparsetab.network.serving import ServingTabNet
 
 # Short fits stop at max_epochs on purpose; tests that check the warning use pytest.warns.
@@ -72,6 +72,10 @@ def test_exported_classifier_predicts_and_explains_like_the_estimator(
 ):
     path = _export(classifier, tmp_path / "model.pt2", export_format)
     assert [p.name for p in tmp_path.iterdir()] == [os.path.basename(path)]  # no temporary file left behind
+    # load_model names each program and what opens it (a TorchScript file was "truncated, or torch.save of ...").
+    opener = "torch.export.load" if export_format == "exported_program" else "a TorchScript program.*torch.jit.load"
+    with pytest.raises(ValueError, match=f"is not a sparsetab model file: it is .*{opener}"):
+        load_model(path)
     module, metadata = _load(path, export_format)
     for n_rows in (1, 7, 100):  # batch sizes other than the two-row example it was traced with
         X, _ = make_classification_frame(n_rows, seed=n_rows)

@@ -18,7 +18,7 @@ import pytest
 import torch
 from sklearn.exceptions import ConvergenceWarning
 
-from sparsetab import SparseTabNetClassifier, SparseTabNetRegressor
+from sparsetab import SparseTabNetClassifier, SparseTabNetRegressor, load_model
 
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
@@ -172,6 +172,11 @@ def test_onnx_metadata_equals_that_of_the_exported_program(categorical_model, tm
     torch.export.load(model.export(tmp_path / "model.pt2"), extra_files=extra)
     onnx_metadata = json.loads(session.get_modelmeta().custom_metadata_map["sparsetab.json"])
     assert onnx_metadata == json.loads(extra["sparsetab.json"])
+    # load_model called the file "a binary file of another format".
+    with pytest.raises(
+        ValueError, match=r"is not a sparsetab model file: it is an ONNX model .*onnxruntime\.Inference"
+    ):
+        load_model(tmp_path / "model.onnx")
     assert onnx_metadata["inputs"]["numeric"]["columns"] == []
     X = _frame(9, seed=5)[["city", "plan"]]
     numeric, codes = model.transform_inputs(X)
