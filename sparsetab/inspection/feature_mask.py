@@ -174,10 +174,11 @@ class FeatureMaskDisplay:
         Raises
         ------
         ValueError
-            If ``step_masks`` is not 3-D, ``importances`` is not of shape (n_samples, n_features)
-            or ``feature_names`` does not hold one name per feature, there is nothing to draw (no
-            step and no ``importances``), ``ax`` does not hold one Axes per panel, or ``vmax`` is
-            not None or a positive number.
+            If ``step_masks`` is not 3-D or not finite, ``importances`` is not a finite array of
+            shape (n_samples, n_features), ``feature_names`` does not hold one name per feature,
+            ``steps`` or ``step_labels`` not one entry per shown step, there is nothing to draw
+            (no step and no ``importances``), ``ax`` does not hold one Axes per panel, or
+            ``vmax`` is not None or a positive number.
         """
         panels = self._panels()
         if not panels:

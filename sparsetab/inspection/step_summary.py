@@ -139,9 +139,10 @@ class StepSummaryDisplay:
         Raises
         ------
         ValueError
-            If ``step_masks`` is not 2-D, ``feature_names`` or ``importances`` does not have one entry per feature,
-            ``step_gates`` not one value per step, ``top_k`` is not None or an int >= 1, or
-            ``vmax`` is not None or a positive number.
+            If ``step_masks`` is not 2-D or not finite, ``feature_names`` or ``importances`` does
+            not have one entry per feature (or ``importances`` is not finite), ``step_gates`` not
+            one value per step, ``top_k`` is not None or an int >= 1, or ``vmax`` is not None or
+            a positive number.
         """
         top_k = check_positive_int(top_k, "top_k")
         masks = np.asarray(self.step_masks, dtype=np.float64)
