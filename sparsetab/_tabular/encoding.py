@@ -1044,7 +1044,7 @@ class TabularEncoding:
                 raise TypeError(
                     f"Column {reference} was numeric at fit and holds complex numbers now (e.g. "
                     f"{complex(values.dropna().iloc[0])!r}), which are not supported. "
-                    f"{_unsupported_dtype_advice(values.dtype)}"
+                    f"{_COMPLEX_ADVICE}"
                 )
             yield j, values.to_numpy(dtype=np.float64, na_value=np.nan)
 
@@ -1136,6 +1136,12 @@ def _is_arrow_decimal(dtype):
     return pyarrow.types.is_decimal(dtype.pyarrow_dtype)
 
 
+# What to do with a column or value of each unsupported kind (_unsupported_dtype_advice, _unsupported_value_advice).
+_COMPLEX_ADVICE = "Split it into two real columns first (its real and imaginary parts, or modulus and angle)."
+_INTERVAL_ADVICE = "Convert the intervals to numbers (their left and right ends) or to strings first."
+_DATE_ADVICE = "Convert dates to numbers (e.g. timestamps or day of week) or to strings first."
+
+
 def _unsupported_dtype_advice(dtype):
     """What to do with a column of ``dtype`` (a numpy or pandas dtype), or None where the dtype is accepted.
 
@@ -1143,9 +1149,9 @@ def _unsupported_dtype_advice(dtype):
     pandas.to_numeric would read the first as nanosecond counts, and numpy drops an imaginary part.
     """
     if pdt.is_complex_dtype(dtype):
-        return "Split it into two real columns first (its real and imaginary parts, or modulus and angle)."
+        return _COMPLEX_ADVICE
     if isinstance(dtype, pd.IntervalDtype):
-        return "Convert the intervals to numbers (their left and right ends) or to strings first."
+        return _INTERVAL_ADVICE
     temporal = (
         pdt.is_datetime64_any_dtype(dtype) or pdt.is_timedelta64_dtype(dtype) or isinstance(dtype, pd.PeriodDtype)
     )
@@ -1153,17 +1159,15 @@ def _unsupported_dtype_advice(dtype):
         import pyarrow
 
         temporal = temporal or pyarrow.types.is_temporal(dtype.pyarrow_dtype)
-    if temporal:
-        return "Convert dates to numbers (e.g. timestamps or day of week) or to strings first."
-    return None
+    return _DATE_ADVICE if temporal else None
 
 
 def _unsupported_value_advice(value):
     """What to do with a value of an unsupported type (a date, a duration, an interval) in an object column, or None."""
     if isinstance(value, (datetime.date, datetime.time, datetime.timedelta, np.datetime64, np.timedelta64, pd.Period)):
-        return _unsupported_dtype_advice(np.dtype("datetime64[ns]"))
+        return _DATE_ADVICE
     if isinstance(value, pd.Interval):
-        return _unsupported_dtype_advice(pd.IntervalDtype("int64"))
+        return _INTERVAL_ADVICE
     return None
 
 

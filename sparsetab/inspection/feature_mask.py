@@ -357,8 +357,9 @@ def _column_values(X, column):
     """
     if hasattr(X, "columns"):
         if column in X.columns:
-            if int((X.columns == column).sum()) > 1:
-                raise ValueError(f"sort_samples_by={column!r} names {int((X.columns == column).sum())} columns of X.")
+            n_named = int((X.columns == column).sum())
+            if n_named > 1:
+                raise ValueError(f"sort_samples_by={column!r} names {n_named} columns of X.")
             return pd.Series(X[column].array)
         if is_int(column) and 0 <= column < X.shape[1]:
             return pd.Series(X.iloc[:, int(column)].array)
