@@ -50,17 +50,29 @@ def test_torchrun_two_processes_equal_one_process_fit():
         pytest.skip("gloo cannot bind to 127.0.0.1 here, so torchrun cannot start its two processes")
     environment = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
     command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2"]
-    result = subprocess.run(
-        [*command, str(ROOT / "tests" / "distributed_script.py")],
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=240,
-        cwd=ROOT,
-    )
-    if result.returncode != 0 and "Address family not supported" in result.stderr:
-        pytest.skip("torchrun's rendezvous cannot bind to localhost here")
+    for attempt in range(2):
+        result = subprocess.run(
+            [*command, str(ROOT / "tests" / "distributed_script.py")],
+            env=environment,
+            capture_output=True,
+            text=True,
+            timeout=240,
+            cwd=ROOT,
+        )
+        if result.returncode != 0 and "Address family not supported" in result.stderr:
+            pytest.skip("torchrun's rendezvous cannot bind to localhost here")
+        # Rarely, on a loaded machine, a rank aborts in gloo's teardown after both ranks passed every check
+        # and the closing barrier ("terminate called without an active exception", from a C++ thread of
+        # torch's; no collective is pending). Only that is run once more; a failed check fails at once.
+        torn_down_badly = (
+            result.returncode != 0
+            and "terminate called without an active exception" in result.stderr
+            and all(f"rank {rank}: checks passed" in result.stdout for rank in (0, 1))
+        )
+        if not torn_down_badly or attempt == 1:
+            break
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-5000:]
+    assert all(f"rank {rank}: checks passed" in result.stdout for rank in (0, 1))
     assert "OK float64 steps" in result.stdout
     assert "OK float64 steps with step_gates='sigmoid'" in result.stdout
     assert "OK distributed.fit" in result.stdout
