@@ -7,6 +7,7 @@ underscore because the display modules import them; the module keeps one because
 is public API.
 """
 
+import math
 import numbers
 
 import numpy as np
@@ -352,6 +353,48 @@ def check_positive_int(value, argument):
     if not is_int(value) or value < 1:
         raise ValueError(f"{argument} must be None or an int >= 1, got {value!r}.")
     return int(value)
+
+
+# A new figure is sized for at most this many features, and at most this many get a tick label: beyond it
+# the labels overlap at any readable size, and a figure sized for 2,000 features was 192,500 pixels wide and took
+# 33 s to draw. Users who want every name draw fewer features (``top_k``) or pass their own Axes.
+MAX_LABELLED_FEATURES = 60
+
+
+def sized_feature_count(n_features):
+    """The number of features a new figure is sized for: ``n_features``, at most :data:`MAX_LABELLED_FEATURES`.
+
+    Parameters
+    ----------
+    n_features : int
+        Features (or groups) the display draws.
+
+    Returns
+    -------
+    int
+    """
+    return min(int(n_features), MAX_LABELLED_FEATURES)
+
+
+def labelled_features(n_features, *, new_figure=True):
+    """Positions of the drawn features that get a tick label: all of them, or every k-th beyond 60 on a new figure.
+
+    Parameters
+    ----------
+    n_features : int
+        Features (or groups) the display draws, >= 0.
+    new_figure : bool, default=True
+        Whether the display made the figure. On Axes the user gave, sized as the user chose, every feature is
+        labelled.
+
+    Returns
+    -------
+    numpy.ndarray of int of shape (ceil(n_features / k),)
+        ``0, k, 2k, ...`` with ``k = ceil(n_features / MAX_LABELLED_FEATURES)`` on a new figure (1 up to 60
+        features), so at most :data:`MAX_LABELLED_FEATURES` labels; ``k = 1`` otherwise.
+    """
+    step = max(1, math.ceil(n_features / MAX_LABELLED_FEATURES)) if new_figure else 1
+    return np.arange(0, n_features, step)
 
 
 def panel_axes(ax, n_panels, caller_name, **subplots_kwargs):

@@ -9,7 +9,9 @@ from ._common import (
     explain,
     feature_names,
     group_features,
+    labelled_features,
     single_axes,
+    sized_feature_count,
     unwrap_estimator,
 )
 
@@ -100,6 +102,13 @@ class FeatureImportanceDisplay:
             If ``top_k`` is not None or an int >= 1, ``importances`` is not 1-D or not finite,
             ``feature_names`` does not hold one name per importance, or ``std`` is not of the
             importances' shape, finite and >= 0.
+
+        Notes
+        -----
+        A new figure is sized for at most 60 features, and at most 60 get a tick label: with more,
+        every k-th is labelled, ``k = ceil(n_features / 60)``, the first included. On Axes you pass,
+        every feature is labelled. To see every name,
+        draw fewer (``top_k``) or pass an Axes of your own size.
         """
         top_k = check_positive_int(top_k, "top_k")
         importances = np.asarray(self.importances, dtype=np.float64)
@@ -117,8 +126,11 @@ class FeatureImportanceDisplay:
                 raise ValueError(f"std must be >= 0, got {float(std.min())!r}.")
         order = np.argsort(-importances, kind="stable")[:top_k]
         names = [all_names[i] for i in order]
+        labelled = labelled_features(len(order), new_figure=ax is None)
         figure, ax = single_axes(
-            ax, "FeatureImportanceDisplay.plot", figsize=(6.0, 0.3 * len(order) + 1.5 + 0.3 * (self.std is not None))
+            ax,
+            "FeatureImportanceDisplay.plot",
+            figsize=(6.0, 0.3 * sized_feature_count(len(order)) + 1.5 + 0.3 * (self.std is not None)),
         )
         xerr = None
         if std is not None:  # importances are >= 0: the lower bar stops at zero
@@ -128,7 +140,7 @@ class FeatureImportanceDisplay:
         self.bars_ = ax.barh(
             positions, importances[order], xerr=xerr, color=color, capsize=3 if xerr is not None else 0
         )
-        ax.set_yticks(positions, labels=names)
+        ax.set_yticks(labelled, labels=[names[i] for i in labelled])
         ax.invert_yaxis()  # barh draws the first bar at the bottom; the most important belongs on top
         self.error_label_ = None
         if xerr is not None:  # under the axis: a legend would cover the bars of a short chart

@@ -13,9 +13,11 @@ from ._common import (
     feature_names,
     group_features,
     is_int,
+    labelled_features,
     mode_label,
     n_rows,
     panel_axes,
+    sized_feature_count,
     take_rows,
     unwrap_estimator,
 )
@@ -179,6 +181,13 @@ class FeatureMaskDisplay:
             ``steps`` or ``step_labels`` not one entry per shown step, there is nothing to draw
             (no step and no ``importances``), ``ax`` does not hold one Axes per panel, or
             ``vmax`` is not None or a positive number.
+
+        Notes
+        -----
+        A new figure is sized for at most 60 features, and at most 60 get a tick label: with more,
+        every k-th is labelled, ``k = ceil(n_features / 60)``, the first included. On Axes you pass,
+        every feature is labelled. To see every name,
+        draw fewer features (``from_estimator``'s ``top_k``) or pass Axes of your own size.
         """
         panels = self._panels()
         if not panels:
@@ -192,14 +201,15 @@ class FeatureMaskDisplay:
         new_figure = {}
         if ax is None:  # only a new figure is sized to the data
             n_samples = panels[0][1].shape[0]
-            width = max(3.0, 0.24 * len(names) + 1.0)
+            width = max(3.0, 0.24 * sized_feature_count(len(names)) + 1.0)
             height = max(3.0, min(0.12 * n_samples + 2.2, 9.0))
             new_figure = dict(figsize=(width * len(panels) + 1.0, height), sharey=True)
         figure, axes = panel_axes(ax, len(panels), "FeatureMaskDisplay.plot", **new_figure)
         ims = []
+        labelled = labelled_features(len(names), new_figure=bool(new_figure))
         for panel_ax, (title, values) in zip(axes, panels):
             im = panel_ax.imshow(values, aspect="auto", cmap=cmap, vmin=0.0, vmax=vmax, interpolation="nearest")
-            panel_ax.set_xticks(np.arange(len(names)), labels=names, rotation=xticks_rotation)
+            panel_ax.set_xticks(labelled, labels=[names[i] for i in labelled], rotation=xticks_rotation)
             panel_ax.set_title(title)
             panel_ax.set_xlabel("feature")
             ims.append(im)

@@ -14,9 +14,11 @@ from ._common import (
     format_value,
     group_features,
     is_int,
+    labelled_features,
     mode_label,
     n_rows,
     single_axes,
+    sized_feature_count,
     take_rows,
     unwrap_estimator,
 )
@@ -123,6 +125,13 @@ class SampleExplanationDisplay:
             If ``step_masks`` is not 2-D or not finite, ``feature_names``, ``feature_values`` or
             ``importances`` does not have one entry per feature (or ``importances`` is not
             finite), or ``step_gates`` or ``step_importance`` not one per step.
+
+        Notes
+        -----
+        A new figure is sized for at most 60 features, and at most 60 get a tick label: with more,
+        every k-th is labelled, ``k = ceil(n_features / 60)``, the first included. On Axes you pass,
+        every feature is labelled. To see every name,
+        sum the features into fewer groups (``from_estimator``'s ``groups``) or pass an Axes of your own size.
         """
         masks = np.asarray(self.step_masks, dtype=np.float64)
         if masks.ndim != 2:
@@ -146,11 +155,11 @@ class SampleExplanationDisplay:
         n_series = n_steps + (self.importances is not None)
         width = 0.8 / n_series
         # A new figure grows by the length of the longest vertical label ("occupation = Machine-op-inspct").
-        longest = max((len(name) for name in names), default=0) if xticks_rotation == "vertical" else 0
+        labelled = labelled_features(n_features, new_figure=ax is None)
+        longest = max((len(names[i]) for i in labelled), default=0) if xticks_rotation == "vertical" else 0
         height = 4.0 + 0.075 * max(0, longest - 8)
-        figure, ax = single_axes(
-            ax, "SampleExplanationDisplay.plot", figsize=(max(5.0, 0.22 * n_features * n_series**0.5 + 2), height)
-        )
+        width_inches = max(5.0, 0.22 * sized_feature_count(n_features) * n_series**0.5 + 2)
+        figure, ax = single_axes(ax, "SampleExplanationDisplay.plot", figsize=(width_inches, height))
         centres = np.arange(n_features)
         # The series of a group sit side by side, centred on the group's tick.
         offsets = (np.arange(n_series) - (n_series - 1) / 2) * width
@@ -172,7 +181,7 @@ class SampleExplanationDisplay:
                 label="aggregate",
                 color="0.25",
             )
-        ax.set_xticks(centres, labels=names, rotation=xticks_rotation)
+        ax.set_xticks(labelled, labels=[names[i] for i in labelled], rotation=xticks_rotation)
         ax.set_ylabel("mask value")
         ax.set_title(self.title)
         ax.legend(fontsize="small")

@@ -11,9 +11,11 @@ from ._common import (
     explain,
     feature_names,
     group_features,
+    labelled_features,
     mode_label,
     n_rows,
     single_axes,
+    sized_feature_count,
     unwrap_estimator,
 )
 
@@ -59,7 +61,8 @@ class StepSummaryDisplay:
         The heatmap; ``im_.get_array()`` is the drawn (n_rows, n_drawn_features) matrix, the
         steps first, then the aggregate row.
     texts_ : numpy.ndarray of matplotlib.text.Text of shape (n_rows, n_drawn_features) or None
-        The cell annotations; None when not annotated.
+        The cell annotations; None when not annotated (``annotate=False``, or a new figure of
+        more than 60 features).
     colorbar_ : matplotlib.colorbar.Colorbar or None
         The colour bar.
     order_ : numpy.ndarray of int of shape (n_drawn_features,)
@@ -120,7 +123,8 @@ class StepSummaryDisplay:
             fewer); None draws every feature.
         annotate : bool, default=True
             Write each cell's value in it (two decimals; ``"0"`` for an exact zero, which the
-            sparse maps give, ``"<.01"`` for a positive value below 0.005).
+            sparse maps give, ``"<.01"`` for a positive value below 0.005). Not on a new figure
+            of more than 60 features, whose cells are too narrow for the text (``texts_`` is None).
         cmap : str or matplotlib.colors.Colormap, default="viridis"
             Colour map.
         vmax : float, default=None
@@ -143,6 +147,13 @@ class StepSummaryDisplay:
             not have one entry per feature (or ``importances`` is not finite), ``step_gates`` not
             one value per step, ``top_k`` is not None or an int >= 1, or ``vmax`` is not None or
             a positive number.
+
+        Notes
+        -----
+        A new figure is sized for at most 60 features, and at most 60 get a tick label: with more,
+        every k-th is labelled, ``k = ceil(n_features / 60)``, the first included. On Axes you pass,
+        every feature is labelled. To see every name,
+        draw fewer (``top_k``) or pass an Axes of your own size.
         """
         top_k = check_positive_int(top_k, "top_k")
         masks = np.asarray(self.step_masks, dtype=np.float64)
@@ -179,10 +190,11 @@ class StepSummaryDisplay:
         elif not isinstance(vmax, numbers.Real) or not vmax > 0:
             raise ValueError(f"vmax must be None or a positive number, got {vmax!r}.")
         names = [all_names[position] for position in order]
-        figsize = (max(5.5, 0.45 * len(order) + 2.5), max(2.2, 0.42 * len(labels) + 1.9))
+        figsize = (max(5.5, 0.45 * sized_feature_count(len(order)) + 2.5), max(2.2, 0.42 * len(labels) + 1.9))
+        labelled = labelled_features(len(order), new_figure=ax is None)
         figure, ax = single_axes(ax, "StepSummaryDisplay.plot", figsize=figsize)
         self.im_ = ax.imshow(values, aspect="auto", cmap=cmap, vmin=0.0, vmax=vmax, interpolation="nearest")
-        ax.set_xticks(np.arange(len(order)), labels=names, rotation=xticks_rotation)
+        ax.set_xticks(labelled, labels=[names[i] for i in labelled], rotation=xticks_rotation)
         ax.set_yticks(np.arange(len(labels)), labels=labels)
         ax.set_xlabel("feature")
         if self.importances is not None:  # a line between the steps and their aggregate
@@ -192,7 +204,7 @@ class StepSummaryDisplay:
         details += [] if self.entmax_mode is None else [str(self.entmax_mode)]
         ax.set_title(title + (f" ({', '.join(details)})" if details else ""))
         self.texts_ = None
-        if annotate:
+        if annotate and len(labelled) == len(order):  # every column labelled: wide enough for its values too
             colours = self.im_.cmap(self.im_.norm(values))
             texts = np.empty(values.shape, dtype=object)
             for (row, column), value in np.ndenumerate(values):

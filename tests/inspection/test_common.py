@@ -31,11 +31,13 @@ from sparsetab.inspection._common import (
     format_value,
     group_features,
     is_int,
+    labelled_features,
     mode_label,
     n_rows,
     panel_axes,
     pyplot,
     single_axes,
+    sized_feature_count,
     take_rows,
     unwrap_estimator,
 )
@@ -224,6 +226,71 @@ def test_single_axes():
     other_figure, other_ax = plt.subplots()
     assert single_axes(other_ax, "test", figsize=(1.0, 1.0)) == (other_figure, other_ax)
     assert_allclose(other_figure.get_size_inches(), plt.rcParams["figure.figsize"])
+
+
+@pytest.mark.parametrize(
+    "n_features, expected",
+    [(0, []), (1, [0]), (60, list(range(60))), (61, list(range(0, 61, 2))), (150, list(range(0, 150, 3)))],
+)
+def test_labelled_features_are_every_kth_beyond_60(n_features, expected):
+    assert labelled_features(n_features).tolist() == expected
+    assert labelled_features(n_features, new_figure=False).tolist() == list(range(n_features))
+    assert sized_feature_count(n_features) == min(n_features, 60)
+
+
+# 150 features: every 3rd gets a label (ceil(150 / 60) = 3), and a new figure is sized as for 60. The features are
+# given in falling importance, so the displays that sort keep their order.
+MANY = 150
+MANY_NAMES = [f"f{i}" for i in range(MANY)]
+FALLING = np.linspace(1.0, 0.1, MANY)
+LABELLED = MANY_NAMES[::3]
+
+
+@pytest.mark.parametrize(
+    "make, size, labels_of",
+    [
+        (  # two steps and the aggregate: 3 panels of 0.24 * 60 + 1 = 15.4 inches, + 1; 5 rows: height 3
+            lambda: FeatureMaskDisplay(np.full((5, 2, MANY), 1 / MANY), np.tile(FALLING, (5, 1)), MANY_NAMES),
+            (47.2, 3.0),
+            lambda axis: axis.get_xticklabels(),
+        ),
+        (
+            lambda: FeatureImportanceDisplay(FALLING, MANY_NAMES),
+            (6.0, 0.3 * 60 + 1.5),
+            lambda axis: axis.get_yticklabels(),
+        ),
+        (  # three series side by side: 0.22 * 60 * sqrt(3) + 2 wide; labels of 4 characters: height 4
+            lambda: SampleExplanationDisplay(np.full((2, MANY), 1 / MANY), MANY_NAMES, importances=FALLING),
+            (0.22 * 60 * 3**0.5 + 2, 4.0),
+            lambda axis: axis.get_xticklabels(),
+        ),
+        (  # two steps and the aggregate: 0.45 * 60 + 2.5 wide, 0.42 * 3 + 1.9 high
+            lambda: StepSummaryDisplay(np.full((2, MANY), 1 / MANY), MANY_NAMES, importances=FALLING),
+            (29.5, 3.16),
+            lambda axis: axis.get_xticklabels(),
+        ),
+    ],
+    ids=["FeatureMaskDisplay", "FeatureImportanceDisplay", "SampleExplanationDisplay", "StepSummaryDisplay"],
+)
+def test_a_display_of_many_features_labels_every_kth_and_sizes_its_figure_for_60(make, size, labels_of, tick_texts):
+    display = make().plot()
+    assert_allclose(display.figure_.get_size_inches(), size)
+    assert tick_texts(labels_of(display.ax_)) == LABELLED
+    # On Axes the user sized, every feature keeps its label.
+    n_panels = len(display.axes_) if hasattr(display, "axes_") else 1
+    _, axes = plt.subplots(1, n_panels, squeeze=False)
+    on_own_axes = make().plot(ax=axes.ravel() if n_panels > 1 else axes[0, 0])
+    assert tick_texts(labels_of(on_own_axes.ax_)) == MANY_NAMES
+
+
+def test_a_step_summary_of_many_features_writes_no_values_in_cells_too_narrow_for_them():
+    display = StepSummaryDisplay(np.full((2, MANY), 1 / MANY), MANY_NAMES, importances=FALLING)
+    assert display.plot().texts_ is None
+    on_own_axes = display.plot(ax=plt.subplots(figsize=(60.0, 3.0))[1])
+    assert on_own_axes.texts_.shape == (3, MANY)
+    assert on_own_axes.texts_[2, 0].get_text() == "1.00"  # the first feature's aggregate importance
+    sixty = StepSummaryDisplay(np.full((2, 60), 1 / 60), MANY_NAMES[:60], importances=FALLING[:60]).plot()
+    assert sixty.texts_.shape == (3, 60)
 
 
 # --------------------------------------------------------------------------- every display
