@@ -105,10 +105,9 @@ class FeatureImportanceDisplay:
 
         Notes
         -----
-        A new figure is sized for at most 60 features, and at most 60 get a tick label: with more,
-        every k-th is labelled, ``k = ceil(n_features / 60)``, the first included. On Axes you pass,
-        every feature is labelled. To see every name,
-        draw fewer (``top_k``) or pass an Axes of your own size.
+        A new figure is as tall as 60 bars at most, and at most 60 bars are named: with more, every
+        k-th bar from the top, ``k = ceil(n_bars / 60)``. On an Axes you pass, every bar is named; to
+        read every name on a new figure, draw fewer bars (``top_k``).
         """
         top_k = check_positive_int(top_k, "top_k")
         importances = np.asarray(self.importances, dtype=np.float64)

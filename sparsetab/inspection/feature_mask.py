@@ -185,9 +185,9 @@ class FeatureMaskDisplay:
         Notes
         -----
         A new figure is sized for at most 60 features, and at most 60 get a tick label: with more,
-        every k-th is labelled, ``k = ceil(n_features / 60)``, the first included. On Axes you pass,
-        every feature is labelled. To see every name,
-        draw fewer features (``from_estimator``'s ``top_k``) or pass Axes of your own size.
+        every k-th, ``k = ceil(n_features / 60)``, the first included. On Axes you pass, every feature
+        is labelled; to read every name on a new figure, draw fewer features (``from_estimator``'s
+        ``top_k``).
         """
         panels = self._panels()
         if not panels:

@@ -129,9 +129,9 @@ class SampleExplanationDisplay:
         Notes
         -----
         A new figure is sized for at most 60 features, and at most 60 get a tick label: with more,
-        every k-th is labelled, ``k = ceil(n_features / 60)``, the first included. On Axes you pass,
-        every feature is labelled. To see every name,
-        sum the features into fewer groups (``from_estimator``'s ``groups``) or pass an Axes of your own size.
+        every k-th, ``k = ceil(n_features / 60)``, the first included. On Axes you pass, every feature
+        is labelled; to read every name on a new figure, sum the features into fewer groups
+        (``from_estimator``'s ``groups``).
         """
         masks = np.asarray(self.step_masks, dtype=np.float64)
         if masks.ndim != 2:

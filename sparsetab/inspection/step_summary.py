@@ -151,9 +151,9 @@ class StepSummaryDisplay:
         Notes
         -----
         A new figure is sized for at most 60 features, and at most 60 get a tick label: with more,
-        every k-th is labelled, ``k = ceil(n_features / 60)``, the first included. On Axes you pass,
-        every feature is labelled. To see every name,
-        draw fewer (``top_k``) or pass an Axes of your own size.
+        every k-th, ``k = ceil(n_features / 60)``, the first included. On Axes you pass, every feature
+        is labelled; to read every name on a new figure, draw fewer features (``top_k``). The cells of
+        a new figure of more than 60 features are not annotated.
         """
         top_k = check_positive_int(top_k, "top_k")
         masks = np.asarray(self.step_masks, dtype=np.float64)
