@@ -140,7 +140,9 @@ class FeatureImportanceDisplay:
             positions, importances[order], xerr=xerr, color=color, capsize=3 if xerr is not None else 0
         )
         ax.set_yticks(labelled, labels=[names[i] for i in labelled])
-        ax.invert_yaxis()  # barh draws the first bar at the bottom; the most important belongs on top
+        # barh draws the first bar at the bottom; the most important belongs on top. Set, not flipped: a second
+        # draw on the same Axes, or Axes already inverted, keeps it on top.
+        ax.yaxis.set_inverted(True)
         self.error_label_ = None
         if xerr is not None:  # under the axis: a legend would cover the bars of a short chart
             self.error_label_ = "error bars: standard deviation" if self.error_label is None else str(self.error_label)

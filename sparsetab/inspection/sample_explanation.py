@@ -1,5 +1,6 @@
 """One sample's feature mask per decision step, as grouped bars, with its values and prediction."""
 
+import math
 import numbers
 
 import numpy as np
@@ -154,10 +155,13 @@ class SampleExplanationDisplay:
             names = [name if value is None else f"{name} = {format_value(value)}" for name, value in zip(names, values)]
         n_series = n_steps + (self.importances is not None)
         width = 0.8 / n_series
-        # A new figure grows by the length of the longest vertical label ("occupation = Machine-op-inspct").
+        # A new figure grows by the height of the longest label ("occupation = Machine-op-inspct"): its length
+        # times the sine of its rotation (1 for "vertical" or 90 degrees, 0 for "horizontal").
         labelled = labelled_features(n_features, new_figure=ax is None)
-        longest = max((len(names[i]) for i in labelled), default=0) if xticks_rotation == "vertical" else 0
-        height = 4.0 + 0.075 * max(0, longest - 8)
+        longest = max((len(names[i]) for i in labelled), default=0)
+        degrees = {"vertical": 90.0, "horizontal": 0.0}.get(xticks_rotation, xticks_rotation)
+        rise = abs(math.sin(math.radians(float(degrees)))) if isinstance(degrees, numbers.Real) else 1.0
+        height = 4.0 + 0.075 * max(0, longest - 8) * rise
         width_inches = max(5.0, 0.22 * sized_feature_count(n_features) * n_series**0.5 + 2)
         figure, ax = single_axes(ax, "SampleExplanationDisplay.plot", figsize=(width_inches, height))
         centres = np.arange(n_features)

@@ -30,9 +30,10 @@ class StepSummaryDisplay:
     mean over the rows of that step's mask value of that feature, so each step's row sums to 1
     over all features (less when ``top_k`` leaves some out; the aggregate row also less when
     some rows have no aggregate mask, every ``eta`` 0); the cells are annotated with their
-    values. With step gates, each step's label gives its mean gate. Build it with
-    :meth:`from_estimator`, or from arrays (for example the means of ``estimator.explain(X)``'s
-    arrays over the rows) and then call :meth:`plot`.
+    values (not on a new figure of more than 60 features, too narrow for them). With step
+    gates, each step's label gives its mean gate. Build it with :meth:`from_estimator`, or from
+    arrays (for example the means of ``estimator.explain(X)``'s arrays over the rows) and then
+    call :meth:`plot`.
 
     Parameters
     ----------

@@ -149,3 +149,13 @@ def test_pipeline_feature_names(pipeline_case, tick_texts):
     on_X = FeatureImportanceDisplay.from_estimator(case.pipeline, case.X)
     expected = case.model.explain(case.transformed).importances.astype(np.float64).mean(axis=0)
     assert_allclose(_widths(on_X.bars_), expected[on_X.order_], rtol=1e-6)
+
+
+def test_the_most_important_bar_stays_on_top_when_drawn_again_or_on_inverted_axes(tick_texts):
+    display = FeatureImportanceDisplay(np.array([0.1, 0.5, 0.3]), ["a", "b", "c"]).plot()
+    display.plot(ax=display.ax_)  # a second draw on the same Axes used to flip the axis back
+    assert display.ax_.yaxis_inverted()
+    _, ax = plt.subplots()
+    ax.invert_yaxis()
+    assert FeatureImportanceDisplay(np.array([0.1, 0.5, 0.3]), ["a", "b", "c"]).plot(ax=ax).ax_.yaxis_inverted()
+    assert tick_texts(ax.get_yticklabels()) == ["b", "c", "a"]

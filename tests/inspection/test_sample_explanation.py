@@ -236,3 +236,13 @@ def test_a_gated_models_legend_gives_each_steps_gate_and_gated_eta(data, tiny):
     legend = [text.get_text() for text in display.ax_.get_legend().get_texts()]
     expected = [f"step {step + 1} (gate={gates[step]:.2f}, eta={etas[step]:.2f})" for step in range(model.n_steps)]
     assert legend == expected + ["aggregate"]
+
+
+@pytest.mark.parametrize(
+    "rotation, rise", [("vertical", 1.0), (90, 1.0), (-90.0, 1.0), ("horizontal", 0.0), (0, 0.0), (30, 0.5)]
+)
+def test_a_new_figure_grows_by_the_height_of_the_longest_rotated_label(rotation, rise):
+    # "occupation = Machine-op-inspct" has 30 characters: 22 beyond the 8 that fit, 0.075 inches each.
+    names = ["age", "occupation = Machine-op-inspct"]
+    display = SampleExplanationDisplay(np.full((2, 2), 0.5), names).plot(xticks_rotation=rotation)
+    assert_allclose(display.figure_.get_size_inches()[1], 4.0 + 0.075 * 22 * rise)
