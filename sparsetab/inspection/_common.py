@@ -357,7 +357,7 @@ def check_positive_int(value, argument):
 
 # A new figure is sized for at most this many features, and at most this many get a tick label: beyond it
 # the labels overlap at any readable size, and a figure sized for 2,000 features was 192,500 pixels wide and took
-# 33 s to draw. Users who want every name draw fewer features (``top_k``) or pass their own Axes.
+# over 30 s to draw. Users who want every name draw fewer features (``top_k``) or pass their own Axes.
 MAX_LABELLED_FEATURES = 60
 
 

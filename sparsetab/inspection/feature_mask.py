@@ -206,7 +206,7 @@ class FeatureMaskDisplay:
             new_figure = dict(figsize=(width * len(panels) + 1.0, height), sharey=True)
         figure, axes = panel_axes(ax, len(panels), "FeatureMaskDisplay.plot", **new_figure)
         ims = []
-        labelled = labelled_features(len(names), new_figure=bool(new_figure))
+        labelled = labelled_features(len(names), new_figure=ax is None)
         for panel_ax, (title, values) in zip(axes, panels):
             im = panel_ax.imshow(values, aspect="auto", cmap=cmap, vmin=0.0, vmax=vmax, interpolation="nearest")
             panel_ax.set_xticks(labelled, labels=[names[i] for i in labelled], rotation=xticks_rotation)
