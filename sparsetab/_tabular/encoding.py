@@ -275,9 +275,8 @@ def _check_category_values(column, reference=None):
         if not (value is None or isinstance(value, _CATEGORY_SCALARS) or scalar_missing):
             raise TypeError(
                 f"Column {reference or repr(column.name)} holds {value!r} of type {type(value).__name__}, which "
-                "cannot be a "
-                "category: the argument must be a string, a number, a bool, a date or time (datetime, Timestamp, "
-                "Timedelta, Period) or a missing value (None / NaN)."
+                "cannot be a category: the argument must be a string, a number, a bool, a date or time (datetime, "
+                "Timestamp, Timedelta, Period) or a missing value (None / NaN)."
             )
 
 
@@ -292,10 +291,9 @@ def _warn_numbers_as_text(frame, is_categorical):
             if not _not_numbers(values).any():
                 warn(
                     f"Column {_column_reference(frame.columns, j)} holds numbers stored as text (e.g. "
-                    f"{values.iloc[0]!r}); with "
-                    "categorical_features='auto' it is categorical, one category per distinct value. Convert it "
-                    "with pandas.to_numeric to use it as a number, or list the categorical columns in "
-                    "categorical_features to keep it categorical without this warning.",
+                    f"{values.iloc[0]!r}); with categorical_features='auto' it is categorical, one category per "
+                    "distinct value. Convert it with pandas.to_numeric to use it as a number, or list the "
+                    "categorical columns in categorical_features to keep it categorical without this warning.",
                     UserWarning,
                 )
 
@@ -1066,8 +1064,7 @@ class TabularEncoding:
             if advice is not None:
                 raise TypeError(
                     f"Column {_column_reference(frame.columns, position)} has dtype {column.dtype}, which is not "
-                    "supported. Accepted: numeric, "
-                    f"bool, string, object or category columns. {advice}"
+                    f"supported. Accepted: numeric, bool, string, object or category columns. {advice}"
                 )
         spec = self.categorical_features
         if isinstance(spec, str) and spec == "auto":
