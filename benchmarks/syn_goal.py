@@ -5,8 +5,9 @@ share and a lower FDR than every peer (pytorch-tabnet's sparsemax and entmax mas
 TreeSHAP), at a test AUC at least the paper's TabNet's minus 0.01. ``syn.py`` reports its goal tables for the
 configurations of one invocation; this script reads every cell of one or more of its caches, groups sparsetab's
 cells by everything in their key but the seed (protocol, training, entmax mode, gate, overrides, the version of
-the ``"auto"`` rules, the cache folder, which stands for the machine), keeps the groups measured with every seed
-asked for on a set, and prints:
+the ``"auto"`` rules, and the cache folder: a cell's key does not name the CPU, so the project keeps a folder per
+machine), keeps on each set the groups measured with at least ``--seeds`` seeds (the lowest that many), and
+prints:
 
 - per configuration, its test AUC / relevant share / FDR on each set, marked where the goal is met, and the
   number of sets met;
@@ -196,6 +197,8 @@ def main(argv=None):
     parser.add_argument("--seeds", type=int, default=3, help="seeds a sparsetab configuration needs on a set")
     parser.add_argument("--output", help="also write the report to this Markdown file")
     args = parser.parse_args(argv)
+    if args.seeds < 1:
+        parser.error(f"--seeds must be at least 1, got {args.seeds}")
     missing = [cache for cache in args.caches if not Path(cache).is_dir()]
     if missing:
         parser.error(f"--caches: no such folder: {', '.join(missing)}")

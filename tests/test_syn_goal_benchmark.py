@@ -81,3 +81,6 @@ def test_main_writes_the_report_and_names_a_missing_cache(tmp_path, capsys):
     with pytest.raises(SystemExit):
         syn_goal.main(["--caches", str(tmp_path / "nowhere")])
     assert "--caches: no such folder" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        syn_goal.main(["--caches", str(tmp_path / "syn"), "--seeds", "0"])
+    assert "--seeds must be at least 1, got 0" in capsys.readouterr().err
