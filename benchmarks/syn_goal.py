@@ -78,13 +78,21 @@ def read_cells(caches):
                 name = f"{key['model']} {key['config']}"
             # Cells are grouped by their whole key but seed and data set (library versions included), not by
             # the name, which leaves some of it out.
-            group = (Path(cache).name, json.dumps({n: v for n, v in key.items() if n not in ("seed", "dataset")}))
+            configuration = {field: value for field, value in key.items() if field not in ("seed", "dataset")}
+            group = (Path(cache).name, json.dumps(configuration, sort_keys=True))
             cells.append((k, key["model"], name, group, key["seed"], result))
     return cells
 
 
 def summarise(cells, seeds):
     """Means over seeds of every configuration measured with ``seeds`` seeds (the peers with all they have).
+
+    Parameters
+    ----------
+    cells : list of tuple
+        What :func:`read_cells` returns.
+    seeds : int
+        Seeds a sparsetab configuration needs on a set (the lowest that many are averaged); at least 1.
 
     Returns
     -------
